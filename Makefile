@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vfio-dkms top level.  The two commands a newcomer needs:
+#   make demo    install what is missing, build, boot a VM, run the example
+#   make check   every test; ends with "N passed, N failed, N skipped"
+
+SHELL := /bin/bash
+
+all: modules tools
+
+modules:
+	tests/build-modules.sh
+
+tools:
+	$(MAKE) -C tools
+
+check:
+	tests/run-tests.sh
+
+demo:
+	tests/vm/demo.sh
+
+clean:
+	$(MAKE) -C tools clean
+	rm -rf build
+
+.PHONY: all modules tools check demo clean

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vfio-dkms: the interface between the VFIO core (vfio.ko) and the bus
+ * drivers that hand devices to it (vfio_pci.ko).
+ */
+#ifndef VFIO_DKMS_VFIO_H
+#define VFIO_DKMS_VFIO_H
+
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+
+#include "include/uapi/vfio.h"
+
+/**
+ * struct vfio_device_ops - what a bus driver does for its devices
+ * @match:   true when @buf names @dev (VFIO_GROUP_GET_DEVICE_FD)
+ * @open:    the first device fd is being created: enable the device
+ * @release: the last device fd closed, or the device was revoked: quiesce
+ *           it (bus master off, IRQs freed, reset, config restored).  No
+ *           other op runs at the same time or afterwards until @open.
+ * @read:    read(2)/pread(2) on a device fd
+ * @write:   write(2)/pwrite(2) on a device fd
+ * @ioctl:   VFIO_DEVICE_* ioctls
+ * @mmap:    map a region; the core installs its own vm_operations after
+ *           a successful return so that it can revoke the mapping later
+ * @request: the host wants the device back; tell the user (may be called
+ *           several times, @count says how often so far).  Optional.
+ *
+ * The core serialises @open and @release against everything else and
+ * never calls any op after vfio_unregister_device() has returned.
+ */
+struct vfio_device_ops {
+	bool	(*match)(struct device *dev, const char *buf);
+	int	(*open)(void *device_data);
+	void	(*release)(void *device_data);
+	ssize_t	(*read)(void *device_data, char __user *buf,
+			size_t count, loff_t *ppos);
+	ssize_t	(*write)(void *device_data, const char __user *buf,
+			 size_t count, loff_t *ppos);
+	long	(*ioctl)(void *device_data, unsigned int cmd,
+			 unsigned long arg);
+	int	(*mmap)(void *device_data, struct vm_area_struct *vma);
+	void	(*request)(void *device_data, unsigned int count);
+};
+
+/*
+ * vfio_register_device() - a bus driver bound @dev (from its probe).
+ * Creates the group's char device when this is its first bound member.
+ * Returns 0, -ENODEV when @dev has no IOMMU group, or -ENOMEM.
+ */
+int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
+			 void *device_data);
+
+/*
+ * vfio_unregister_device() - the bus driver is unbinding @dev (from its
+ * remove).  When a user holds the device, the core asks it to let go
+ * (@request), waits a bounded time, then revokes: mmaps are zapped,
+ * @release is called and later calls on the fds fail with -ENODEV.  It
+ * never blocks for longer than the vfio module's release_timeout_ms.
+ */
+void vfio_unregister_device(struct device *dev);
+
+/*
+ * vfio_group_add_dev() / vfio_group_del_dev() - @dev appeared on or left
+ * the bus (the bus driver's notifier).  vfio_group_add_dev() returns true
+ * when @dev joined a group that a user holds: the bus driver must then
+ * claim the device so that no host driver touches it.
+ */
+bool vfio_group_add_dev(struct device *dev);
+void vfio_group_del_dev(struct device *dev);
+
+#endif /* VFIO_DKMS_VFIO_H */
