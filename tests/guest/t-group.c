@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * t-group: the group char devices, their sysfs view, VFIO_GROUP_GET_INFO
+ * and group viability (Documentation/vfio.txt, "Groups, Devices, and
+ * IOMMUs").  The ICH9 functions at 00:1f.x share one IOMMU group and are
+ * the multi-device case: viability must follow every member's driver.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "uapi/vfio.h"
+#include "vt.h"
+#include "vtlib.h"
+
+#define EDU0		VT_EDU0
+#define EDU1		VT_EDU1
+#define TESTDEV0	VT_TESTDEV0
+#define ICH9_LPC	"0000:00:1f.0"
+#define ICH9_SMBUS	"0000:00:1f.3"
+#define MAX_MEMBERS	16
+
+/* vt.h's VT_CHECK takes no format arguments; this one reports values. */
+#define CHECKF(t, cond, ...) do {					\
+	if (!(cond))							\
+		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
+/* Bounded copy that always terminates (and keeps gcc's -Wformat quiet). */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t len = strnlen(src, size - 1);
+
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+static int open_group(struct vt *t, const char *dev)
+{
+	int fd = vt_open_group_of(dev);
+
+	CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
+	return fd;
+}
+
+static uint32_t group_flags(struct vt *t, int group)
+{
+	uint32_t flags;
+
+	VT_OK(t, vt_group_flags(group, &flags));
+	return flags;
+}
+
+static void unbind(struct vt *t, const char *dev)
+{
+	CHECKF(t, vt_unbind(dev) == 0, "unbind %s: %s", dev, strerror(errno));
+}
+
+static void bind_to(struct vt *t, const char *dev, const char *drv)
+{
+	CHECKF(t, vt_bind(dev, drv) == 0, "bind %s to %s: %s", dev, drv,
+	       strerror(errno));
+}
+
+static void test_node_exists(struct vt *t, void *arg)
+{
+	static const char *const devs[] = { EDU0, EDU1, TESTDEV0 };
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		int grp = vt_group_id(devs[i]);
+
+		CHECKF(t, grp >= 0, "%s has no iommu_group", devs[i]);
+		snprintf(path, sizeof(path), "/dev/vfio/pci:%d", grp);
+		CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path,
+		       strerror(errno));
+		CHECKF(t, S_ISCHR(st.st_mode), "%s is not a char device",
+		       path);
+		snprintf(path, sizeof(path), "/sys/class/vfio/pci:%d", grp);
+		CHECKF(t, access(path, F_OK) == 0, "%s: %s", path,
+		       strerror(errno));
+	}
+}
+
+/* Names in dir (skipping dot entries), sorted, into names[]. */
+static int list_dir(const char *dir, char names[][32], int max)
+{
+	struct dirent *de;
+	int n = 0, i, j;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		copy_str(names[n++], 32, de->d_name);
+	}
+	closedir(d);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char tmp[32];
+
+			memcpy(tmp, names[j], 32);
+			memcpy(names[j], names[j - 1], 32);
+			memcpy(names[j - 1], tmp, 32);
+		}
+	return n;
+}
+
+/*
+ * /sys/devices/virtual/vfio/pci:N/devices/ must hold one link per member
+ * of IOMMU group N, each resolving to that member's PCI device.
+ */
+static void check_links(struct vt *t, int grp)
+{
+	char want[MAX_MEMBERS][32], got[MAX_MEMBERS][32];
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	char real_link[PATH_MAX], real_dev[PATH_MAX];
+	int nwant, ngot, i;
+
+	snprintf(dir, sizeof(dir), "/sys/kernel/iommu_groups/%d/devices", grp);
+	nwant = list_dir(dir, want, MAX_MEMBERS);
+	CHECKF(t, nwant > 0, "%s: %s", dir, strerror(errno));
+	snprintf(dir, sizeof(dir), "/sys/devices/virtual/vfio/pci:%d/devices",
+		 grp);
+	ngot = list_dir(dir, got, MAX_MEMBERS);
+	CHECKF(t, ngot >= 0, "%s: %s", dir, strerror(errno));
+	CHECKF(t, ngot == nwant, "%s has %d links, group has %d members",
+	       dir, ngot, nwant);
+	for (i = 0; i < nwant; i++) {
+		CHECKF(t, strcmp(want[i], got[i]) == 0,
+		       "%s: link '%s' where member '%s' expected", dir,
+		       got[i], want[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, got[i]);
+		CHECKF(t, realpath(path, real_link), "realpath %s: %s", path,
+		       strerror(errno));
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s",
+			 want[i]);
+		CHECKF(t, realpath(path, real_dev), "realpath %s: %s", path,
+		       strerror(errno));
+		CHECKF(t, strcmp(real_link, real_dev) == 0,
+		       "link %s -> %s, device is %s", got[i], real_link,
+		       real_dev);
+	}
+}
+
+static void test_sysfs_links(struct vt *t, void *arg)
+{
+	(void)arg;
+	check_links(t, vt_group_id(EDU0));
+	check_links(t, vt_group_id(EDU1));
+	check_links(t, vt_group_id(TESTDEV0));
+}
+
+static void test_info_argsz(struct vt *t, void *arg)
+{
+	struct {
+		struct vfio_group_info info;
+		unsigned char tail[64];
+	} big;
+	struct vfio_group_info info;
+	int group = open_group(t, EDU0);
+
+	(void)arg;
+	memset(&info, 0, sizeof(info));
+	info.argsz = sizeof(info) - 1;
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_INFO, &info), EINVAL);
+	info.argsz = 0;
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_INFO, &info), EINVAL);
+
+	/* A newer user's larger struct is accepted; its tail is not ours. */
+	memset(&big, 0x5a, sizeof(big));
+	big.info.argsz = sizeof(big);
+	big.info.flags = 0;
+	CHECKF(t, ioctl(group, VFIO_GROUP_GET_INFO, &big) == 0,
+	       "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
+	CHECKF(t, big.info.flags & VFIO_GROUP_FLAGS_VIABLE,
+	       "flags 0x%x lack VIABLE", big.info.flags);
+	CHECKF(t, big.tail[0] == 0x5a && big.tail[63] == 0x5a,
+	       "kernel wrote past struct vfio_group_info");
+	close(group);
+}
+
+/*
+ * Seed bugs: the 2011 code or-ed bits into the caller's flags (stale bits
+ * survived) and returned copy_to_user()'s byte count.  Both fixed: the
+ * result is 0 and flags is exactly what holds now.
+ */
+static void test_info_flags_rewritten(struct vt *t, void *arg)
+{
+	struct vfio_group_info info;
+	int group = open_group(t, EDU0);
+	long ret;
+
+	(void)arg;
+	info.argsz = sizeof(info);
+	info.flags = 0xffffffff;
+	ret = ioctl(group, VFIO_GROUP_GET_INFO, &info);
+	CHECKF(t, ret == 0, "GET_INFO returned %ld (%s), want 0", ret,
+	       ret < 0 ? strerror(errno) : "a byte count?");
+	CHECKF(t, info.flags == VFIO_GROUP_FLAGS_VIABLE,
+	       "idle edu group: flags 0x%x, want exactly VIABLE (0x%x)",
+	       info.flags, VFIO_GROUP_FLAGS_VIABLE);
+	CHECKF(t, info.argsz == sizeof(info), "argsz changed to %u",
+	       info.argsz);
+	close(group);
+}
+
+static void test_mm_locked_lifecycle(struct vt *t, void *arg)
+{
+	int group = open_group(t, EDU0);
+	int iommu, dev;
+	uint32_t f;
+
+	(void)arg;
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "MM_LOCKED (0x%x) with only the group open", f);
+
+	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	f = group_flags(t, group);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+	       "no MM_LOCKED (0x%x) with the IOMMU fd open", f);
+	VT_OK(t, close(iommu));
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "MM_LOCKED (0x%x) after the IOMMU fd closed", f);
+
+	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
+	f = group_flags(t, group);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+	       "no MM_LOCKED (0x%x) with a device fd open", f);
+	VT_OK(t, close(dev));
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "MM_LOCKED (0x%x) after the device fd closed", f);
+
+	/* Lock held until the last of several fds goes. */
+	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
+	VT_OK(t, close(iommu));
+	f = group_flags(t, group);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+	       "MM_LOCKED dropped (0x%x) while a device fd is open", f);
+	VT_OK(t, close(dev));
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "MM_LOCKED (0x%x) after the last fd closed", f);
+	close(group);
+}
+
+static void test_device_fd_by_name(struct vt *t, void *arg)
+{
+	int group = open_group(t, EDU0);
+	int dev;
+
+	(void)arg;
+	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
+	close(dev);
+	/* A device of another (unmerged) group, and no device at all. */
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU1), ENODEV);
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, "0000:00:02"),
+		 ENODEV);
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, ""), ENODEV);
+	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, (void *)8), EFAULT);
+	close(group);
+}
+
+static void test_unknown_ioctl(struct vt *t, void *arg)
+{
+	struct termios tio;
+	int group = open_group(t, EDU0);
+
+	(void)arg;
+	VT_ERRNO(t, ioctl(group, _IO(VFIO_TYPE, VFIO_BASE + 50)), ENOTTY);
+	/* A device ioctl number is not a group ioctl. */
+	VT_ERRNO(t, ioctl(group, VFIO_DEVICE_RESET), ENOTTY);
+	VT_ERRNO(t, ioctl(group, TCGETS, &tio), ENOTTY);
+	close(group);
+}
+
+/* pci-stub stands in for a host driver; load it if /init did not. */
+static int ensure_pci_stub(struct vt *t, int *loaded)
+{
+	char path[PATH_MAX];
+	struct utsname u;
+	int fd, ret;
+
+	*loaded = 0;
+	if (access("/sys/bus/pci/drivers/pci-stub", F_OK) == 0)
+		return 0;
+	uname(&u);
+	snprintf(path, sizeof(path),
+		 "/lib/modules/%s/kernel/drivers/pci/pci-stub.ko", u.release);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		vt_skip(t, "no pci-stub driver and no %s (%s)", path,
+			strerror(errno));
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	close(fd);
+	CHECKF(t, ret == 0, "finit_module %s: %s", path, strerror(errno));
+	*loaded = 1;
+	return 0;
+}
+
+struct saved_dev {
+	char bdf[32];
+	char drv[64];
+};
+
+struct ich9 {
+	int grp;
+	int n;
+	struct saved_dev dev[MAX_MEMBERS];
+	int stub_loaded;
+};
+
+static void ich9_restore(struct ich9 *s)
+{
+	char now[64];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		const char *dev = s->dev[i].bdf;
+		const char *drv = s->dev[i].drv;
+
+		if (vt_device_driver(dev, now, sizeof(now)) == 0 &&
+		    strcmp(now, drv) == 0)
+			continue;
+		if (drv[0] ? vt_bind(dev, drv) : vt_unbind(dev))
+			printf("# restore: %s back to '%s': %s\n", dev, drv,
+			       strerror(errno));
+	}
+	if (s->stub_loaded && syscall(SYS_delete_module, "pci_stub", O_NONBLOCK))
+		printf("# restore: unload pci_stub: %s\n", strerror(errno));
+}
+
+static void ich9_save(struct vt *t, struct ich9 *s)
+{
+	char names[MAX_MEMBERS][32];
+	char dir[PATH_MAX];
+	int i;
+
+	s->grp = vt_group_id(ICH9_LPC);
+	CHECKF(t, s->grp >= 0, "%s has no iommu_group", ICH9_LPC);
+	snprintf(dir, sizeof(dir), "/sys/kernel/iommu_groups/%d/devices",
+		 s->grp);
+	s->n = list_dir(dir, names, MAX_MEMBERS);
+	CHECKF(t, s->n > 0, "%s: %s", dir, strerror(errno));
+	for (i = 0; i < s->n; i++) {
+		copy_str(s->dev[i].bdf, sizeof(s->dev[i].bdf), names[i]);
+		CHECKF(t, vt_device_driver(names[i], s->dev[i].drv,
+					   sizeof(s->dev[i].drv)) == 0,
+		       "driver of %s: %s", names[i], strerror(errno));
+	}
+}
+
+/*
+ * The whole viability story on the multi-function group, each step a
+ * check: one member on vfio and the rest unbound is viable; a member on a
+ * host driver makes it non-viable and the group refuses IOMMU and device
+ * fds; unbinding that member makes it viable again.
+ */
+static void ich9_body(struct vt *t, struct ich9 *s)
+{
+	char node[64];
+	uint32_t f;
+	int group, i, fd;
+	int has_smbus = 0;
+
+	CHECKF(t, s->n >= 2, "ICH9 group %d has %d members, want several",
+	       s->grp, s->n);
+	for (i = 0; i < s->n; i++) {
+		if (strcmp(s->dev[i].bdf, ICH9_SMBUS) == 0)
+			has_smbus = 1;
+		if (strcmp(s->dev[i].bdf, ICH9_LPC) != 0)
+			unbind(t, s->dev[i].bdf);
+	}
+	CHECKF(t, has_smbus, "%s is not in group %d", ICH9_SMBUS, s->grp);
+	bind_to(t, ICH9_LPC, "vfio");
+
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", s->grp);
+	group = open(node, O_RDWR);
+	CHECKF(t, group >= 0, "open %s after binding %s: %s", node, ICH9_LPC,
+	       strerror(errno));
+	check_links(t, s->grp);
+	f = group_flags(t, group);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
+	       "not viable (0x%x) with %s on vfio, others unbound", f,
+	       ICH9_LPC);
+
+	bind_to(t, ICH9_SMBUS, "pci-stub");
+	{
+		struct vfio_group_info info = {
+			.argsz = sizeof(info), .flags = 0xffffffff,
+		};
+
+		VT_OK(t, ioctl(group, VFIO_GROUP_GET_INFO, &info));
+		CHECKF(t, !(info.flags & VFIO_GROUP_FLAGS_VIABLE),
+		       "VIABLE (0x%x) with %s on pci-stub", info.flags,
+		       ICH9_SMBUS);
+		CHECKF(t, info.flags == 0, "stale flags 0x%x on an idle, "
+		       "non-viable group", info.flags);
+	}
+	errno = 0;
+	fd = ioctl(group, VFIO_GROUP_GET_IOMMU_FD);
+	CHECKF(t, fd == -1 && errno == EBUSY,
+	       "GET_IOMMU_FD on a non-viable group: %d/%s, want EBUSY", fd,
+	       strerror(errno));
+	errno = 0;
+	fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, ICH9_LPC);
+	CHECKF(t, fd == -1 && errno == EBUSY,
+	       "GET_DEVICE_FD on a non-viable group: %d/%s, want EBUSY", fd,
+	       strerror(errno));
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "refused fds left MM_LOCKED set (0x%x)", f);
+
+	unbind(t, ICH9_SMBUS);
+	f = group_flags(t, group);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
+	       "still not viable (0x%x) after unbinding %s", f, ICH9_SMBUS);
+	fd = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	close(fd);
+	close(group);
+}
+
+static void test_ich9_viability(struct vt *t, void *arg)
+{
+	struct ich9 s;
+	volatile int saved = 0;
+	jmp_buf outer;
+
+	(void)arg;
+	memset(&s, 0, sizeof(s));
+	ich9_save(t, &s);
+	ensure_pci_stub(t, &s.stub_loaded);
+	saved = 1;
+
+	/* Restore the members whether or not a check failed. */
+	memcpy(outer, t->fail_jmp, sizeof(jmp_buf));
+	if (setjmp(t->fail_jmp) == 0) {
+		ich9_body(t, &s);
+		memcpy(t->fail_jmp, outer, sizeof(jmp_buf));
+		ich9_restore(&s);
+		return;
+	}
+	memcpy(t->fail_jmp, outer, sizeof(jmp_buf));
+	if (saved)
+		ich9_restore(&s);
+	longjmp(t->fail_jmp, 1);
+}
+
+/* A failed case may leave fds open: drop them so later cases start clean. */
+#define RUN(t, fn) do {							\
+	VT_RUN(t, fn, NULL);						\
+	close_range(3, ~0U, 0);						\
+} while (0)
+
+int main(void)
+{
+	struct vt t = { .prog = "t-group" };
+
+	RUN(&t, test_node_exists);
+	RUN(&t, test_sysfs_links);
+	RUN(&t, test_info_argsz);
+	RUN(&t, test_info_flags_rewritten);
+	RUN(&t, test_mm_locked_lifecycle);
+	RUN(&t, test_device_fd_by_name);
+	RUN(&t, test_unknown_ioctl);
+	RUN(&t, test_ich9_viability);
+	return vt_done(&t);
+}
