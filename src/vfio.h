@@ -12,6 +12,9 @@
 
 #include "include/uapi/vfio.h"
 
+/* Above the in-tree VFIO's "0.3", so that DKMS installs it in its place. */
+#define VFIO_DKMS_VERSION	"1.0"
+
 /**
  * struct vfio_device_ops - what a bus driver does for its devices
  * @match:   true when @buf names @dev (VFIO_GROUP_GET_DEVICE_FD)

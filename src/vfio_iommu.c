@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms core: the IOMMU object of a (merged) set of groups and its fd.
+ *
+ * The object is opened by its first user (an IOMMU fd or a device fd):
+ * a paging domain is allocated, every group of the set is claimed from
+ * the host's DMA API (iommu_group_claim_dma_owner(), which also keeps
+ * host drivers from binding to a member later) and attached.  The last
+ * user's close unmaps everything and gives the groups back.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/iommu.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+#include "vfio_private.h"
+#include "vfio_range.h"
+
+struct vfio_iommu *vfio_iommu_alloc(void)
+{
+	struct vfio_iommu *iommu;
+
+	iommu = kzalloc(sizeof(*iommu), GFP_KERNEL);
+	if (!iommu)
+		return NULL;
+	kref_init(&iommu->kref);
+	INIT_LIST_HEAD(&iommu->group_list);
+	vfio_dma_init(iommu);
+	return iommu;
+}
+
+static void vfio_iommu_release(struct kref *kref)
+{
+	struct vfio_iommu *iommu = container_of(kref, struct vfio_iommu, kref);
+
+	WARN_ON(iommu->users || iommu->domain);
+	kfree(iommu);
+}
+
+void vfio_iommu_put(struct vfio_iommu *iommu)
+{
+	kref_put(&iommu->kref, vfio_iommu_release);
+}
+
+int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
+{
+	int ret;
+
+	lockdep_assert_held(&vfio_lock);
+	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
+	if (ret)
+		return ret;
+	ret = iommu_attach_group(iommu->domain, group->iommu_group);
+	if (ret) {
+		iommu_group_release_dma_owner(group->iommu_group);
+		return ret;
+	}
+	group->attached = true;
+	return 0;
+}
+
+void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (!group->attached)
+		return;
+	iommu_detach_group(iommu->domain, group->iommu_group);
+	iommu_group_release_dma_owner(group->iommu_group);
+	group->attached = false;
+}
+
+static int vfio_first_dev(struct device *dev, void *data)
+{
+	*(struct device **)data = dev;
+	return 1;
+}
+
+/* Open the set for the current process; the caller checked viability. */
+int vfio_iommu_open(struct vfio_iommu *iommu)
+{
+	struct vfio_group *group, *failed;
+	struct device *dev = NULL;
+	int ret;
+
+	lockdep_assert_held(&vfio_lock);
+	group = list_first_entry_or_null(&iommu->group_list,
+					 struct vfio_group, iommu_next);
+	if (group)
+		iommu_group_for_each_dev(group->iommu_group, &dev,
+					 vfio_first_dev);
+	if (!dev)
+		return -ENODEV;
+
+	iommu->domain = vfio_domain_alloc(dev);
+	if (!iommu->domain)
+		return -ENOMEM;
+
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		ret = vfio_iommu_attach_group(iommu, group);
+		if (ret) {
+			failed = group;
+			goto err_detach;
+		}
+	}
+
+	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
+		      IOMMU_CACHE : 0;
+	iommu->mm = current->mm;
+	mmgrab(iommu->mm);
+	return 0;
+
+err_detach:
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		if (group == failed)
+			break;
+		vfio_iommu_detach_group(iommu, group);
+	}
+	iommu_domain_free(iommu->domain);
+	iommu->domain = NULL;
+	return ret;
+}
+
+void vfio_iommu_close(struct vfio_iommu *iommu)
+{
+	struct vfio_group *group;
+
+	lockdep_assert_held(&vfio_lock);
+	vfio_dma_unmap_all(iommu);
+	list_for_each_entry(group, &iommu->group_list, iommu_next)
+		vfio_iommu_detach_group(iommu, group);
+	iommu_domain_free(iommu->domain);
+	iommu->domain = NULL;
+	mmdrop(iommu->mm);
+	iommu->mm = NULL;
+}
+
+/* One user (IOMMU fd or device fd) fewer; the last closes the set. */
+void vfio_iommu_user_put(struct vfio_iommu *iommu)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (--iommu->users)
+		return;
+	vfio_iommu_close(iommu);
+	vfio_iommu_dissolve(iommu);
+}
+
+/* ---------------- the IOMMU fd ---------------- */
+
+static int vfio_iommu_get_info(struct vfio_iommu *iommu,
+			       struct vfio_iommu_info __user *arg)
+{
+	size_t minsz = offsetofend(struct vfio_iommu_info, pgsize_bitmap);
+	struct vfio_iommu_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (vfio_check_argsz(info.argsz, minsz))
+		return -EINVAL;
+
+	info.flags = 0;
+	info.iova_min = iommu->domain->geometry.aperture_start;
+	info.iova_max = iommu->domain->geometry.aperture_end;
+	info.pgsize_bitmap = iommu->domain->pgsize_bitmap;
+
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static int vfio_iommu_map_ioctl(struct vfio_iommu *iommu,
+				struct vfio_dma_map __user *arg)
+{
+	size_t minsz = offsetofend(struct vfio_dma_map, size);
+	struct vfio_dma_map map;
+	int prot = 0;
+
+	if (copy_from_user(&map, arg, minsz))
+		return -EFAULT;
+	if (vfio_check_argsz(map.argsz, minsz) ||
+	    map.flags & ~(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE))
+		return -EINVAL;
+
+	/* READ and WRITE are from the device's point of view. */
+	if (map.flags & VFIO_DMA_MAP_FLAG_READ)
+		prot |= IOMMU_READ;
+	if (map.flags & VFIO_DMA_MAP_FLAG_WRITE)
+		prot |= IOMMU_WRITE;
+	if (!prot)
+		return -EINVAL;
+
+	return vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);
+}
+
+static int vfio_iommu_unmap_ioctl(struct vfio_iommu *iommu,
+				  struct vfio_dma_unmap __user *arg)
+{
+	size_t minsz = offsetofend(struct vfio_dma_unmap, size);
+	struct vfio_dma_unmap unmap;
+
+	if (copy_from_user(&unmap, arg, minsz))
+		return -EFAULT;
+	if (vfio_check_argsz(unmap.argsz, minsz) || unmap.flags)
+		return -EINVAL;
+
+	return vfio_dma_unmap(iommu, unmap.iova, unmap.size);
+}
+
+static long vfio_iommu_fops_ioctl(struct file *filep, unsigned int cmd,
+				  unsigned long arg)
+{
+	struct vfio_iommu *iommu = filep->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	if (cmd == VFIO_IOMMU_GET_INFO)
+		return vfio_iommu_get_info(iommu, uarg);
+
+	/* Pages are pinned in, and charged to, the owner's mm only. */
+	if (cmd == VFIO_IOMMU_MAP_DMA || cmd == VFIO_IOMMU_UNMAP_DMA) {
+		if (current->mm != iommu->mm)
+			return -EPERM;
+		if (cmd == VFIO_IOMMU_MAP_DMA)
+			return vfio_iommu_map_ioctl(iommu, uarg);
+		return vfio_iommu_unmap_ioctl(iommu, uarg);
+	}
+	return -ENOTTY;
+}
+
+static int vfio_iommu_fops_release(struct inode *inode, struct file *filep)
+{
+	struct vfio_iommu *iommu = filep->private_data;
+
+	mutex_lock(&vfio_lock);
+	vfio_iommu_user_put(iommu);
+	mutex_unlock(&vfio_lock);
+	vfio_iommu_put(iommu);
+	return 0;
+}
+
+const struct file_operations vfio_iommu_fops = {
+	.owner		= THIS_MODULE,
+	.release	= vfio_iommu_fops_release,
+	.unlocked_ioctl	= vfio_iommu_fops_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
