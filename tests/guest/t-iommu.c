@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * t-iommu: the IOMMU fd's ioctls and their argument rules, on testdev0's
+ * group (no DMA here, t-dma does that).  Every refused call must leave
+ * nothing pinned, so the cases compare the guest's FOLL_PIN count before
+ * and after.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "uapi/vfio.h"
+#include "vt.h"
+#include "vtlib.h"
+
+#define PG		4096UL
+#define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
+
+#define CHECKF(t, cond, ...) do {					\
+	if (!(cond))							\
+		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
+struct ctx {
+	int group;
+	int iommu;
+	uint8_t *buf;		/* BUF_PAGES pages, read/write, touched */
+	long pins;		/* pinned pages when the case started */
+};
+
+#define BUF_PAGES	16
+
+static long pinned(struct vt *t)
+{
+	long n = vt_pinned_now();
+
+	if (n < 0)
+		vt_skip(t, "no nr_foll_pin_* in /proc/vmstat: %s",
+			strerror(errno));
+	return n;
+}
+
+#define CHECK_PINS(t, c, delta) do {					\
+	long __now = pinned(t);						\
+	CHECKF((t), __now == (c)->pins + (delta),			\
+	       "%ld pages pinned, want %ld (start %ld + %ld)", __now,	\
+	       (c)->pins + (long)(delta), (c)->pins, (long)(delta));	\
+} while (0)
+
+static void setup(struct vt *t, struct ctx *c)
+{
+	c->group = vt_open_group_of(VT_TESTDEV0);
+	CHECKF(t, c->group >= 0, "open the group of %s: %s", VT_TESTDEV0,
+	       strerror(errno));
+	c->iommu = VT_OK(t, vt_iommu_fd(c->group));
+	c->buf = mmap(NULL, BUF_PAGES * PG, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, c->buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(c->buf, 0x11, BUF_PAGES * PG);
+	c->pins = pinned(t);
+}
+
+static void teardown(struct ctx *c)
+{
+	munmap(c->buf, BUF_PAGES * PG);
+	close(c->iommu);
+	close(c->group);
+}
+
+static int map_raw(int iommu, uint32_t argsz, uint32_t flags, uint64_t vaddr,
+		   uint64_t iova, uint64_t size)
+{
+	struct vfio_dma_map m = {
+		.argsz = argsz, .flags = flags, .vaddr = vaddr,
+		.iova = iova, .size = size,
+	};
+
+	return ioctl(iommu, VFIO_IOMMU_MAP_DMA, &m);
+}
+
+static int map(int iommu, uint32_t flags, void *vaddr, uint64_t iova,
+	       uint64_t size)
+{
+	return map_raw(iommu, sizeof(struct vfio_dma_map), flags,
+		       (uintptr_t)vaddr, iova, size);
+}
+
+static int unmap_raw(int iommu, uint32_t argsz, uint32_t flags, uint64_t iova,
+		     uint64_t size)
+{
+	struct vfio_dma_unmap u = {
+		.argsz = argsz, .flags = flags, .iova = iova, .size = size,
+	};
+
+	return ioctl(iommu, VFIO_IOMMU_UNMAP_DMA, &u);
+}
+
+static void test_info(struct vt *t, void *arg)
+{
+	struct {
+		struct vfio_iommu_info info;
+		unsigned char tail[32];
+	} big;
+	struct vfio_iommu_info info;
+	struct ctx c;
+	long ret;
+
+	(void)arg;
+	setup(t, &c);
+	memset(&info, 0, sizeof(info));
+	info.argsz = sizeof(info) - 1;
+	VT_ERRNO(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info), EINVAL);
+	info.argsz = 8;
+	VT_ERRNO(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info), EINVAL);
+
+	memset(&info, 0xff, sizeof(info));
+	info.argsz = sizeof(info);
+	ret = ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info);
+	CHECKF(t, ret == 0, "GET_INFO returned %ld (%s)", ret,
+	       ret < 0 ? strerror(errno) : "want 0");
+	printf("# iommu: iova 0x%llx-0x%llx, pgsize_bitmap 0x%llx, flags 0x%x\n",
+	       (unsigned long long)info.iova_min,
+	       (unsigned long long)info.iova_max,
+	       (unsigned long long)info.pgsize_bitmap, info.flags);
+	CHECKF(t, info.flags == 0, "flags 0x%x: no flag is defined", info.flags);
+	CHECKF(t, info.iova_min < info.iova_max, "iova_min 0x%llx >= max 0x%llx",
+	       (unsigned long long)info.iova_min,
+	       (unsigned long long)info.iova_max);
+	/* edu DMA needs IOVAs below 256 MiB; any VT-d aperture covers 4 GiB. */
+	CHECKF(t, info.iova_min == 0 && info.iova_max >= 0xffffffffULL,
+	       "aperture 0x%llx-0x%llx does not cover the low 4 GiB",
+	       (unsigned long long)info.iova_min,
+	       (unsigned long long)info.iova_max);
+	CHECKF(t, ((info.iova_max + 1) & 0xfff) == 0,
+	       "iova_max 0x%llx is not the end of a page",
+	       (unsigned long long)info.iova_max);
+	CHECKF(t, info.pgsize_bitmap & PG, "pgsize_bitmap 0x%llx lacks 4 KiB",
+	       (unsigned long long)info.pgsize_bitmap);
+	CHECKF(t, !(info.pgsize_bitmap & (PG - 1)),
+	       "pgsize_bitmap 0x%llx has sizes below 4 KiB",
+	       (unsigned long long)info.pgsize_bitmap);
+
+	memset(&big, 0x5a, sizeof(big));
+	big.info.argsz = sizeof(big);
+	CHECKF(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &big) == 0,
+	       "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
+	CHECKF(t, big.info.pgsize_bitmap == info.pgsize_bitmap &&
+	       big.info.iova_max == info.iova_max,
+	       "a larger argsz changed the answer");
+	CHECKF(t, big.tail[0] == 0x5a && big.tail[31] == 0x5a,
+	       "kernel wrote past struct vfio_iommu_info");
+	teardown(&c);
+}
+
+static void test_map_flags(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_ERRNO(t, map(c.iommu, 0, c.buf, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW | (1 << 2), c.buf, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW | (1U << 31), c.buf, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, VFIO_DMA_MAP_FLAG_READ | (1 << 8), c.buf,
+			0x10000, PG), EINVAL);
+	CHECK_PINS(t, &c, 0);
+	/* Either bit alone is enough. */
+	VT_OK(t, map(c.iommu, VFIO_DMA_MAP_FLAG_READ, c.buf, 0x10000, PG));
+	VT_OK(t, map(c.iommu, VFIO_DMA_MAP_FLAG_WRITE, c.buf + PG, 0x11000,
+		     PG));
+	CHECK_PINS(t, &c, 2);
+	VT_OK(t, vt_unmap(c.iommu, 0x10000, 2 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_argsz(struct vt *t, void *arg)
+{
+	struct {
+		struct vfio_dma_map m;
+		unsigned char tail[16];
+	} big;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_ERRNO(t, map_raw(c.iommu, sizeof(struct vfio_dma_map) - 1, RW,
+			    (uintptr_t)c.buf, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map_raw(c.iommu, 0, RW, (uintptr_t)c.buf, 0x10000, PG),
+		 EINVAL);
+	VT_ERRNO(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap) - 1, 0,
+			      0x10000, PG), EINVAL);
+	CHECK_PINS(t, &c, 0);
+
+	memset(&big, 0, sizeof(big));
+	big.m.argsz = sizeof(big);
+	big.m.flags = RW;
+	big.m.vaddr = (uintptr_t)c.buf;
+	big.m.iova = 0x10000;
+	big.m.size = PG;
+	VT_OK(t, ioctl(c.iommu, VFIO_IOMMU_MAP_DMA, &big));
+	CHECK_PINS(t, &c, 1);
+	VT_OK(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap) + 16, 0,
+			   0x10000, PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_alignment(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf + 8, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf + 2048, 0x10000, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10008, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10800, PG), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10000, PG + 8), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10000, 2048), EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10000, 1), EINVAL);
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_size_zero(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10000, 0), EINVAL);
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_wrap(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	/* iova + size wraps past 2^64. */
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0xfffffffffffff000ULL, 2 * PG),
+		 EINVAL);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x10000, 0xfffffffffffff000ULL),
+		 EINVAL);
+	/* vaddr + size wraps. */
+	VT_ERRNO(t, map_raw(c.iommu, sizeof(struct vfio_dma_map), RW,
+			    0xfffffffffffff000ULL, 0x10000, 2 * PG), EINVAL);
+	VT_ERRNO(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap), 0,
+			      0xfffffffffffff000ULL, 2 * PG), EINVAL);
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_overlap(struct vt *t, void *arg)
+{
+	const uint64_t base = 0x100000;
+	uint8_t *b;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	b = c.buf;
+	VT_OK(t, map(c.iommu, RW, b, base, 4 * PG));
+	CHECK_PINS(t, &c, 4);
+	/* exact */
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base, 4 * PG), EBUSY);
+	/* partial, above and below */
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base + 2 * PG, 4 * PG), EBUSY);
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base - 2 * PG, 3 * PG), EBUSY);
+	/* containing */
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base - PG, 6 * PG), EBUSY);
+	/* contained */
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base + PG, PG), EBUSY);
+	/* last page only */
+	VT_ERRNO(t, map(c.iommu, RW, b + 4 * PG, base + 3 * PG, PG), EBUSY);
+	CHECK_PINS(t, &c, 4);
+	/* Neighbours on both sides do not overlap. */
+	VT_OK(t, map(c.iommu, RW, b + 4 * PG, base + 4 * PG, PG));
+	VT_OK(t, map(c.iommu, RW, b + 5 * PG, base - PG, PG));
+	CHECK_PINS(t, &c, 6);
+	VT_OK(t, vt_unmap(c.iommu, base - PG, 6 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_unmapped_vaddr(struct vt *t, void *arg)
+{
+	uint8_t *p;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	p = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(p, 1, 4 * PG);
+	/* Last page missing: the first three must be unpinned again. */
+	VT_OK(t, munmap(p + 3 * PG, PG));
+	VT_ERRNO(t, map(c.iommu, RW, p, 0x10000, 4 * PG), EFAULT);
+	CHECK_PINS(t, &c, 0);
+	/* Nothing there at all. */
+	VT_OK(t, munmap(p, 3 * PG));
+	VT_ERRNO(t, map(c.iommu, RW, p, 0x10000, 2 * PG), EFAULT);
+	CHECK_PINS(t, &c, 0);
+	/* The failed calls left no mapping behind. */
+	VT_OK(t, map(c.iommu, RW, c.buf, 0x10000, 4 * PG));
+	VT_OK(t, vt_unmap(c.iommu, 0x10000, 4 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_map_readonly(struct vt *t, void *arg)
+{
+	uint8_t *p;
+	struct ctx c;
+	int ret;
+
+	(void)arg;
+	setup(t, &c);
+	p = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(p, 0x22, 2 * PG);
+	VT_OK(t, mprotect(p, 2 * PG, PROT_READ));
+	VT_OK(t, map(c.iommu, VFIO_DMA_MAP_FLAG_READ, p, 0x20000, 2 * PG));
+	CHECK_PINS(t, &c, 2);
+
+	errno = 0;
+	ret = map(c.iommu, VFIO_DMA_MAP_FLAG_WRITE, p, 0x30000, 2 * PG);
+	CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
+	       "device-writable map of PROT_READ memory: %d/%s, want "
+	       "EFAULT or EPERM", ret, strerror(errno));
+	ret = map(c.iommu, RW, p, 0x30000, 2 * PG);
+	CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
+	       "READ|WRITE map of PROT_READ memory: %d/%s", ret,
+	       strerror(errno));
+	CHECK_PINS(t, &c, 2);
+	VT_OK(t, vt_unmap(c.iommu, 0x20000, 2 * PG));
+	CHECK_PINS(t, &c, 0);
+	munmap(p, 2 * PG);
+	teardown(&c);
+}
+
+static void test_unmap_splits(struct vt *t, void *arg)
+{
+	const uint64_t base = 0x200000;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_OK(t, map(c.iommu, RW, c.buf, base, 4 * PG));
+	VT_OK(t, vt_unmap(c.iommu, base + PG, 2 * PG));
+	CHECK_PINS(t, &c, 2);
+	/* Both ends are still mapped... */
+	VT_ERRNO(t, map(c.iommu, RW, c.buf + 8 * PG, base, PG), EBUSY);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf + 8 * PG, base + 3 * PG, PG), EBUSY);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf + 8 * PG, base, 2 * PG), EBUSY);
+	/* ...and the hole is free, in one piece or two. */
+	VT_OK(t, map(c.iommu, RW, c.buf + PG, base + PG, 2 * PG));
+	CHECK_PINS(t, &c, 4);
+	VT_OK(t, vt_unmap(c.iommu, base + PG, 2 * PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + PG, base + PG, PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + 2 * PG, base + 2 * PG, PG));
+	CHECK_PINS(t, &c, 4);
+	/* Cutting off a head and a tail works as well. */
+	VT_OK(t, vt_unmap(c.iommu, base, PG));
+	VT_OK(t, vt_unmap(c.iommu, base + 3 * PG, PG));
+	CHECK_PINS(t, &c, 2);
+	VT_OK(t, map(c.iommu, RW, c.buf, base, PG));
+	VT_OK(t, vt_unmap(c.iommu, base, 4 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_unmap_spans_maps(struct vt *t, void *arg)
+{
+	const uint64_t base = 0x300000;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_OK(t, map(c.iommu, RW, c.buf, base, PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + PG, base + 2 * PG, 2 * PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + 3 * PG, base + 7 * PG, PG));
+	CHECK_PINS(t, &c, 4);
+	VT_OK(t, vt_unmap(c.iommu, base, 16 * PG));
+	CHECK_PINS(t, &c, 0);
+	/* Every one of them is gone: the whole range maps again. */
+	VT_OK(t, map(c.iommu, RW, c.buf, base, 8 * PG));
+	CHECK_PINS(t, &c, 8);
+	VT_OK(t, vt_unmap(c.iommu, base, 8 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_unmap_nothing(struct vt *t, void *arg)
+{
+	struct ctx c;
+	long ret;
+
+	(void)arg;
+	setup(t, &c);
+	ret = vt_unmap(c.iommu, 0x400000, 4 * PG);
+	CHECKF(t, ret == 0, "unmap of an empty range: %ld (%s), want 0", ret,
+	       ret < 0 ? strerror(errno) : "not 0");
+	/* Next to a mapping, still nothing to do. */
+	VT_OK(t, map(c.iommu, RW, c.buf, 0x500000, PG));
+	ret = vt_unmap(c.iommu, 0x501000, PG);
+	CHECKF(t, ret == 0, "unmap next to a mapping: %ld (%s)", ret,
+	       ret < 0 ? strerror(errno) : "not 0");
+	CHECK_PINS(t, &c, 1);
+	VT_OK(t, vt_unmap(c.iommu, 0x500000, PG));
+	teardown(&c);
+}
+
+static void test_unmap_args(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_OK(t, map(c.iommu, RW, c.buf, 0x600000, 2 * PG));
+	VT_ERRNO(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap), 0,
+			      0x600008, PG), EINVAL);
+	VT_ERRNO(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap), 0,
+			      0x600000, PG + 8), EINVAL);
+	VT_ERRNO(t, unmap_raw(c.iommu, sizeof(struct vfio_dma_unmap), 1 << 5,
+			      0x600000, PG), EINVAL);
+	/* The refused unmaps left the mapping intact. */
+	CHECK_PINS(t, &c, 2);
+	VT_ERRNO(t, map(c.iommu, RW, c.buf, 0x600000, PG), EBUSY);
+	VT_OK(t, vt_unmap(c.iommu, 0x600000, 2 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+/* Closing the IOMMU fd with maps in place unpins them all. */
+static void test_close_unpins(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_OK(t, map(c.iommu, RW, c.buf, 0x700000, 4 * PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + 8 * PG, 0x800000, 8 * PG));
+	CHECK_PINS(t, &c, 12);
+	VT_OK(t, close(c.iommu));
+	c.iommu = -1;
+	CHECK_PINS(t, &c, 0);
+	/* A fresh IOMMU fd starts empty. */
+	c.iommu = VT_OK(t, vt_iommu_fd(c.group));
+	VT_OK(t, map(c.iommu, RW, c.buf, 0x700000, 4 * PG));
+	VT_OK(t, vt_unmap(c.iommu, 0x700000, 4 * PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
+static void test_unknown_ioctl(struct vt *t, void *arg)
+{
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	VT_ERRNO(t, ioctl(c.iommu, _IO(VFIO_TYPE, VFIO_BASE + 60)), ENOTTY);
+	VT_ERRNO(t, ioctl(c.iommu, VFIO_GROUP_GET_IOMMU_FD), ENOTTY);
+	teardown(&c);
+}
+
+#define RUN(t, fn) do {							\
+	VT_RUN(t, fn, NULL);						\
+	close_range(3, ~0U, 0);						\
+} while (0)
+
+int main(void)
+{
+	struct vt t = { .prog = "t-iommu" };
+
+	RUN(&t, test_info);
+	RUN(&t, test_map_flags);
+	RUN(&t, test_map_argsz);
+	RUN(&t, test_map_alignment);
+	RUN(&t, test_map_size_zero);
+	RUN(&t, test_map_wrap);
+	RUN(&t, test_map_overlap);
+	RUN(&t, test_map_unmapped_vaddr);
+	RUN(&t, test_map_readonly);
+	RUN(&t, test_unmap_splits);
+	RUN(&t, test_unmap_spans_maps);
+	RUN(&t, test_unmap_nothing);
+	RUN(&t, test_unmap_args);
+	RUN(&t, test_close_unpins);
+	RUN(&t, test_unknown_ioctl);
+	return vt_done(&t);
+}
