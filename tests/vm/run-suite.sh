@@ -1,0 +1,281 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Build vfio.ko/vfio_pci.ko for the guest kernel, the guest test programs
+# and a busybox initramfs, boot the test VM once (QEMU, TCG) and run the
+# guest suite in it.  Prints every vt line and ends with
+# "N passed, N failed, N skipped"; exit status 0 only when nothing failed.
+# See tests/vm/README.md for the guest environment and the options.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: tests/vm/run-suite.sh [options]
+  --only REGEX        run only the guest programs whose name matches
+                      (extended regex, e.g. 't-dma|t-irq')
+  --programs "F..."   guest program sources instead of tests/guest/t-*.c
+                      (and the seed-header programs of tests/abi/)
+  --qemu-args "..."   extra QEMU arguments (word split)
+  --kernel PATH       guest kernel image (default: $VFIO_GUEST_KERNEL)
+  --kver KVER         its release (default: read from the image)
+  --kdir DIR          kernel build tree for our modules
+                      (default: /lib/modules/KVER/build)
+  --modules DIR       the kernel's own modules (default: $VFIO_GUEST_MODULES
+                      when KVER is the default guest kernel's)
+  --intree NAME       also put in-tree module NAME (and its dependencies)
+                      into the initramfs; repeatable
+  --modparams "..."   arguments for `modprobe vfio_pci` in the guest
+  --add PATH          copy PATH into the guest's /opt; a .c file is built
+                      statically with vtlib; repeatable
+  --run CMD           instead of the suite run the guest shell command CMD
+                      (in /opt, as root, after the usual setup); every line
+                      it prints is shown; exit status is CMD's
+  --no-bind           do not bind the test devices to vfio in /init
+  --hugepages N       2 MiB huge pages for the guest (default 32)
+  --timeout SECS      per-program time limit in the guest (default 240)
+  --total-timeout S   whole-VM time limit (default 1200)
+  --verbose           also print the kernel console
+EOF
+}
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+only=
+programs=
+programs_set=0
+qemu_extra=
+kernel=
+kver=
+kdir=
+moddir=
+modparams=
+run_cmd=
+mode=suite
+bind=1
+hugepages=32
+prog_timeout=240
+total_timeout=1200
+verbose=
+intree=(pci-stub)
+adds=()
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--only) only=$2; shift ;;
+	--programs) programs=$2; programs_set=1; shift ;;
+	--qemu-args) qemu_extra=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
+	--kver) kver=$2; shift ;;
+	--kdir) kdir=$2; shift ;;
+	--modules) moddir=$2; shift ;;
+	--intree) intree+=("$2"); shift ;;
+	--modparams) modparams=$2; shift ;;
+	--add) adds+=("$2"); shift ;;
+	--run) run_cmd=$2; mode=run; shift ;;
+	--no-bind) bind=0 ;;
+	--hugepages) hugepages=$2; shift ;;
+	--timeout) prog_timeout=$2; shift ;;
+	--total-timeout) total_timeout=$2; shift ;;
+	--verbose) verbose=--verbose ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "run-suite: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+eval "$("$top/tests/setup.sh")"
+
+kernel=${kernel:-$VFIO_GUEST_KERNEL}
+if [ -z "$kver" ]; then
+	kver=$(file -b "$kernel" | sed -n 's/.*version \([^ ]*\).*/\1/p')
+	[ -n "$kver" ] || { echo "run-suite: cannot read the release of $kernel; pass --kver" >&2; exit 2; }
+fi
+kdir=${kdir:-/lib/modules/$kver/build}
+if [ -z "$moddir" ]; then
+	if [ "$kver" = "$VFIO_GUEST_KVER" ]; then
+		moddir=$VFIO_GUEST_MODULES
+	else
+		moddir=/lib/modules/$kver
+	fi
+fi
+
+B=$top/build/vm
+mkdir -p "$B" "$VFIO_CACHE"
+
+# One VM (and one build into build/vm) at a time on this machine: the
+# engineers share two cores and this directory.
+exec 9>"$VFIO_CACHE/vm.lock"
+if ! flock -n 9; then
+	echo "run-suite: another VM run holds $VFIO_CACHE/vm.lock; waiting" >&2
+	flock -w 1800 9 || { echo "run-suite: gave up waiting for the lock" >&2; exit 1; }
+fi
+
+notes=()	# --note lines for vmrun.py: failures/skips found while building
+note() { notes+=(--note "$1"); }
+
+log() { echo "run-suite: $*" >&2; }
+
+# ---- our modules -------------------------------------------------------
+modsrc=$B/modsrc-$kver
+rm -rf "$modsrc"
+cp -a "$top/src" "$modsrc"
+find "$modsrc" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o \
+	-name '.*.cmd' -o -name 'modules.order' -o -name 'Module.symvers' \) \
+	-delete
+log "building modules for $kver"
+mods_built=0
+if make -C "$kdir" M="$modsrc" -j2 W=1 modules >"$B/modules-build.log" 2>&1 &&
+   [ -f "$modsrc/vfio.ko" ] && [ -f "$modsrc/vfio_pci.ko" ]; then
+	mods_built=1
+else
+	note "not ok - harness/build-modules: make M=src failed for $kver: $(grep -m1 -E 'error|Error|No rule' "$B/modules-build.log" || tail -n 1 "$B/modules-build.log")"
+fi
+
+# ---- initramfs tree ----------------------------------------------------
+root=$B/root
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,tests,opt}
+cp /bin/busybox "$root/bin/busybox"
+while read -r applet; do
+	[ "$applet" = bin/busybox ] && continue
+	mkdir -p "$root/$(dirname "$applet")"
+	ln -sf /bin/busybox "$root/$applet"
+done < <(/bin/busybox --list-full)
+
+lib=$root/lib/modules/$kver
+mkdir -p "$lib/updates" "$lib/kernel"
+if [ "$mods_built" = 1 ]; then
+	cp "$modsrc/vfio.ko" "$modsrc/vfio_pci.ko" "$lib/updates/"
+fi
+
+# An in-tree module and, recursively, what it depends on.
+copy_intree() {
+	local name=$1 f dep
+	f=$(find "$moddir/kernel" -name "$name.ko*" -print -quit)
+	[ -z "$f" ] && f=$(find "$moddir/kernel" -name "${name//_/-}.ko*" -print -quit)
+	if [ -z "$f" ]; then
+		if grep -qE "/(${name}|${name//_/-})\.ko" "$moddir/modules.builtin" 2>/dev/null; then
+			return 0
+		fi
+		note "not ok - harness/intree-$name: no module $name in $moddir"
+		return 0
+	fi
+	mkdir -p "$lib/$(dirname "${f#"$moddir"/}")"
+	[ -e "$lib/${f#"$moddir"/}" ] && return 0
+	cp "$f" "$lib/${f#"$moddir"/}"
+	for dep in $(modinfo -F depends "$f" | tr ',' ' '); do
+		copy_intree "$dep"
+	done
+}
+for m in "${intree[@]}"; do
+	copy_intree "$m"
+done
+if [ "$mods_built" = 1 ]; then
+	for dep in $(modinfo -F depends "$lib/updates/vfio.ko" "$lib/updates/vfio_pci.ko" | tr ',' ' '); do
+		[ "$dep" = vfio ] || copy_intree "$dep"
+	done
+fi
+cp "$moddir"/modules.order "$moddir"/modules.builtin "$lib/" 2>/dev/null || true
+[ -f "$moddir/modules.builtin.modinfo" ] && cp "$moddir/modules.builtin.modinfo" "$lib/"
+depmod -b "$root" "$kver"
+
+# The distribution's own VFIO, outside the modprobe tree (its vfio.ko has
+# our module's name), for side-by-side benchmarks: insmod in this order.
+intree_vfio=$root/opt/intree-vfio
+mkdir -p "$intree_vfio"
+n=0
+for m in virt/lib/irqbypass drivers/vfio/vfio drivers/vfio/vfio_virqfd \
+	 drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core \
+	 drivers/vfio/pci/vfio-pci; do
+	if [ -f "$moddir/kernel/$m.ko" ]; then
+		n=$((n + 1))
+		cp "$moddir/kernel/$m.ko" "$intree_vfio/$n-$(basename "$m").ko"
+	fi
+done
+
+# ---- guest programs ----------------------------------------------------
+CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
+cd "$top"
+if [ "$programs_set" = 0 ]; then
+	programs=$(ls tests/guest/t-*.c 2>/dev/null || true)
+fi
+build_prog() {	# source, output
+	if ! out=$(gcc "${CFLAGS[@]}" -o "$2" "$1" tests/guest/vtlib.c 2>&1); then
+		note "not ok - harness/build-$(basename "$1" .c): $(echo "$out" | grep -m1 -E 'error' || echo "$out" | head -n 1)"
+		echo "$out" >"$B/build-$(basename "$1" .c).log"
+		return 1
+	fi
+}
+for src in $programs; do
+	name=$(basename "$src" .c)
+	[ -n "$only" ] && ! [[ $name =~ $only ]] && continue
+	build_prog "$src" "$root/tests/$name" || true
+done
+# Programs built against the unmodified seed header (tests/abi/).
+if [ "$programs_set" = 0 ] && [ -x tests/abi/build-guest.sh ]; then
+	abi_out=$B/abi
+	mkdir -p "$abi_out"
+	rc=0
+	out=$(tests/abi/build-guest.sh "$abi_out" 2>&1) || rc=$?
+	case $rc in
+	0) for f in "$abi_out"/t-*; do
+		name=$(basename "$f")
+		[ -n "$only" ] && ! [[ $name =~ $only ]] && continue
+		cp "$f" "$root/tests/"
+	   done ;;
+	3) note "skip - harness/seed-programs: $out" ;;
+	*) note "not ok - harness/seed-programs: $out" ;;
+	esac
+fi
+
+for a in "${adds[@]}"; do
+	case $a in
+	*.c) build_prog "$a" "$root/opt/$(basename "$a" .c)" || true ;;
+	*) cp -a "$a" "$root/opt/" ;;
+	esac
+done
+
+# ---- configuration and users -------------------------------------------
+cp tests/vm/init.sh "$root/init"
+chmod 0755 "$root/init"
+cat >"$root/etc/vt.conf" <<EOF
+VT_MODE=$mode
+VT_BIND=$bind
+VT_TIMEOUT=$prog_timeout
+VT_MODPARAMS="$modparams"
+EOF
+printf '%s\n' "$run_cmd" >"$root/etc/vt-run.sh"
+cat >"$root/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+user:x:1000:1000:test user:/tmp:/bin/sh
+EOF
+cat >"$root/etc/group" <<'EOF'
+root:x:0:
+user:x:1000:
+EOF
+touch "$root/etc/shadow"
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) |
+	gzip -1 >"$B/initrd.gz"
+log "initramfs $(du -h "$B/initrd.gz" | cut -f1), $(find "$root/tests" -type f | wc -l) guest programs"
+
+# ---- boot --------------------------------------------------------------
+# shellcheck disable=SC2054  # commas belong to QEMU's option syntax
+qemu=(qemu-system-x86_64 -accel tcg -machine q35,kernel-irqchip=split
+	-m 1G -smp 2 -cpu max -nographic -no-reboot -net none
+	-device intel-iommu,intremap=on,caching-mode=on
+	-device edu,id=edu0,addr=02.0
+	-device edu,id=edu1,addr=03.0
+	-device pci-testdev,id=testdev0,addr=04.0
+	-device pcie-root-port,id=rp0,chassis=1,slot=1,addr=05.0
+	-device edu,id=edu2,bus=rp0
+	-kernel "$kernel" -initrd "$B/initrd.gz"
+	-append "console=ttyS0 intel_iommu=on panic=-1 hugepages=$hugepages")
+if [ -n "$qemu_extra" ]; then
+	read -r -a extra <<<"$qemu_extra"
+	qemu+=("${extra[@]}")
+fi
+log "booting $kver (TCG)"
+python3 tests/vm/vmrun.py --workdir "$B" --log "$B/console.log" \
+	--mode "$mode" --total-timeout "$total_timeout" \
+	--prog-timeout "$((prog_timeout + 60))" $verbose "${notes[@]}" \
+	-- "${qemu[@]}"

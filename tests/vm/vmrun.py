@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Boot the test VM, watch its two serial lines, judge the run.
+
+ttyS0 (QEMU's stdout) carries the kernel console, ttyS1 (a unix socket)
+carries /init's and the test programs' output (see tests/vm/init.sh).
+This script:
+  - prints every vt line ("ok -", "not ok -", "skip -") of ttyS1, or in
+    --mode run every ttyS1 line;
+  - sends each "VT-HOST <command>" line to the QEMU monitor;
+  - kills the VM when it is silent for too long, runs past the total
+    time, or a program outlives its time;
+  - fails the run when the kernel log shows a warning, oops or lockup,
+    a program did not finish, or the VM ended before VT-SUITE-END;
+  - writes the merged log (both lines, in arrival order) to --log and
+    ends with "N passed, N failed, N skipped".
+Exit status 0 only when nothing failed (and, in --mode run, the command
+exited 0).
+"""
+
+import argparse
+import os
+import re
+import selectors
+import socket
+import subprocess
+import sys
+import time
+
+KERNEL_PROBLEMS = re.compile(
+    r"WARNING:|BUG:|Oops|general protection|soft lockup|hard LOCKUP|"
+    r"hung_task|blocked for more than|Kernel panic")
+VT_LINE = re.compile(r"^(ok|not ok|skip) - ")
+
+
+class Monitor:
+    """The QEMU human monitor on a unix socket, one command at a time."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = None
+
+    def _read_prompt(self, timeout):
+        data = b""
+        end = time.monotonic() + timeout
+        while not data.endswith(b"(qemu) ") and time.monotonic() < end:
+            self.sock.settimeout(max(0.1, end - time.monotonic()))
+            try:
+                chunk = self.sock.recv(4096)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            data += chunk
+        return data.decode(errors="replace")
+
+    def command(self, cmd):
+        if self.sock is None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(self.path)
+            self._read_prompt(5)
+        self.sock.sendall(cmd.encode() + b"\n")
+        reply = self._read_prompt(10)
+        # The monitor echoes the command line; keep only what it said.
+        lines = [l.strip() for l in reply.replace("\r", "").split("\n")]
+        return " | ".join(l for l in lines
+                          if l and l != "(qemu)" and cmd not in l)
+
+
+def connect_serial(path, proc, timeout=30):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            return None
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            time.sleep(0.05)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", required=True,
+                    help="directory for the serial and monitor sockets")
+    ap.add_argument("--log", required=True, help="merged console log")
+    ap.add_argument("--mode", choices=["suite", "run"], default="suite")
+    ap.add_argument("--total-timeout", type=float, default=900)
+    ap.add_argument("--idle-timeout", type=float, default=180)
+    ap.add_argument("--prog-timeout", type=float, default=300,
+                    help="host-side bound per program (the guest has its "
+                         "own, shorter one)")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a vt line found before the boot (build step)")
+    ap.add_argument("--verbose", action="store_true",
+                    help="also echo the kernel console")
+    ap.add_argument("qemu", nargs=argparse.REMAINDER,
+                    help="-- qemu-system-x86_64 args...")
+    a = ap.parse_args()
+    qemu = a.qemu[1:] if a.qemu and a.qemu[0] == "--" else a.qemu
+
+    serial_path = os.path.join(a.workdir, "tests.sock")
+    mon_path = os.path.join(a.workdir, "monitor.sock")
+    for p in (serial_path, mon_path):
+        if os.path.exists(p):
+            os.unlink(p)
+    qemu += ["-serial", "stdio",
+             "-serial", f"unix:{serial_path},server=on,wait=on",
+             "-monitor", f"unix:{mon_path},server=on,wait=off"]
+
+    log = open(a.log, "w", encoding="utf-8", errors="replace")
+    t0 = time.monotonic()
+
+    def stamp():
+        return f"{time.monotonic() - t0:8.2f}"
+
+    def out(line):
+        print(line, flush=True)
+
+    proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    tests = connect_serial(serial_path, proc)
+    if tests is None:
+        out("not ok - vm/start: QEMU did not open its serial socket")
+        rest = proc.stdout.read().decode(errors="replace") if \
+            proc.poll() is not None else ""
+        if rest:
+            out(rest.strip())
+        proc.kill()
+        out("0 passed, 1 failed, 0 skipped")
+        return 1
+    monitor = Monitor(mon_path)
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "kernel")
+    sel.register(tests, selectors.EVENT_READ, "tests")
+    bufs = {"kernel": b"", "tests": b""}
+
+    passed = failed = skipped = 0
+    for line in a.note:
+        log.write(f"[{stamp()} B] {line}\n")
+        out(line)
+        if line.startswith("ok"):
+            passed += 1
+        elif line.startswith("not ok"):
+            failed += 1
+        else:
+            skipped += 1
+    problems = []
+    kernel_problems = []
+    running = None          # (name, start time)
+    boot_at = end_at = None
+    run_rc = None
+    pinned = None
+    suite_end = False
+    last_output = time.monotonic()
+
+    def on_kernel(line):
+        log.write(f"[{stamp()} K] {line}\n")
+        if a.verbose:
+            out(f"  | {line}")
+        if KERNEL_PROBLEMS.search(line):
+            kernel_problems.append(line.strip())
+
+    def on_tests(line):
+        nonlocal passed, failed, skipped, running, boot_at, end_at
+        nonlocal run_rc, pinned, suite_end
+        log.write(f"[{stamp()} T] {line}\n")
+        m = VT_LINE.match(line)
+        if m:
+            kind = m.group(1)
+            if kind == "ok":
+                passed += 1
+            elif kind == "not ok":
+                failed += 1
+            else:
+                skipped += 1
+            out(line)
+            return
+        if line.startswith("VT-HOST "):
+            cmd = line[len("VT-HOST "):].strip()
+            try:
+                reply = monitor.command(cmd)
+            except OSError as e:
+                reply = f"monitor error: {e}"
+            log.write(f"[{stamp()} H] {cmd} -> {reply}\n")
+            if a.mode == "run":
+                out(f"host: {cmd} -> {reply or 'done'}")
+            return
+        if line.startswith("VT-BOOT"):
+            boot_at = time.monotonic() - t0
+        elif line.startswith("VT-PROG-START "):
+            running = (line.split()[1], time.monotonic())
+        elif line.startswith("VT-PROG-END "):
+            parts = line.split()
+            name, rc = parts[1], parts[2] if len(parts) > 2 else "?"
+            if a.mode == "suite" and rc not in ("0", "1"):
+                # 1 is "some case failed", already counted; anything
+                # else means the program died or was killed.
+                problems.append(f"{name} did not finish (exit status {rc})")
+            running = None
+        elif line.startswith("VT-RUN-END "):
+            run_rc = int(line.split()[1])
+        elif line.startswith("VT-PINNED "):
+            pinned = line.split()[1]
+        elif line.startswith("VT-SUITE-END"):
+            end_at = time.monotonic() - t0
+            suite_end = True
+        elif a.mode == "run":
+            out(line)
+
+    timed_out = None
+    while True:
+        if proc.poll() is not None and not sel.get_map():
+            break
+        now = time.monotonic()
+        if now - t0 > a.total_timeout:
+            timed_out = f"total time {a.total_timeout:.0f}s exceeded"
+        elif now - last_output > a.idle_timeout:
+            timed_out = f"no output for {a.idle_timeout:.0f}s"
+        elif running and now - running[1] > a.prog_timeout:
+            timed_out = f"{running[0]} ran longer than {a.prog_timeout:.0f}s"
+        if timed_out:
+            break
+        if suite_end and proc.poll() is not None:
+            break
+        events = sel.select(timeout=1.0)
+        if not events and proc.poll() is not None:
+            break
+        for key, _ in events:
+            src = key.data
+            try:
+                if src == "kernel":
+                    chunk = os.read(key.fileobj.fileno(), 65536)
+                else:
+                    chunk = key.fileobj.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                sel.unregister(key.fileobj)
+                continue
+            last_output = time.monotonic()
+            bufs[src] += chunk
+            while b"\n" in bufs[src]:
+                raw, bufs[src] = bufs[src].split(b"\n", 1)
+                line = raw.decode(errors="replace").rstrip("\r")
+                (on_kernel if src == "kernel" else on_tests)(line)
+        if suite_end:
+            # poweroff -f follows at once; do not wait on a stuck VM.
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
+
+    for src, rest in bufs.items():
+        if rest:
+            (on_kernel if src == "kernel" else on_tests)(
+                rest.decode(errors="replace"))
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+    if timed_out:
+        problems.append(f"VM killed: {timed_out}" +
+                        (f" while running {running[0]}" if running else ""))
+    elif not suite_end:
+        problems.append(f"VM ended (status {proc.returncode}) before the "
+                        "suite finished" +
+                        (f", during {running[0]}" if running else ""))
+    if running and not timed_out:
+        problems.append(f"{running[0]} did not finish")
+    for line in kernel_problems[:5]:
+        problems.append(f"kernel log: {line}")
+    if len(kernel_problems) > 5:
+        problems.append(f"kernel log: {len(kernel_problems) - 5} more")
+    if a.mode == "run" and run_rc not in (None, 0):
+        problems.append(f"guest command exited {run_rc}")
+    for p in problems:
+        out(f"not ok - vm/{p}")
+        failed += 1
+
+    total = time.monotonic() - t0
+    timing = (f"boot to /init {boot_at:.1f}s, " if boot_at is not None
+              else "") + (f"suite {end_at - (boot_at or 0):.1f}s, "
+                          if end_at is not None else "")
+    timing += f"total {total:.1f}s"
+    if pinned is not None:
+        timing += f", pinned pages at the end: {pinned}"
+    log.write(f"[{stamp()} H] {timing}\n")
+    log.close()
+    out(f"vm: {timing}; log {a.log}")
+    out(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
