@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Build checks of src/: a W=1 build against every installed header tree
+# must print no warning, sparse (C=1) must be silent on the guest kernel's
+# tree, and checkpatch must be clean.  One ok/not ok line per check.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+eval "$("$top/tests/setup.sh")"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Lines make prints for a clean build; anything else is a warning.
+noise='^(  [A-Z]+ |make(\[[0-9]+\])?: |Skipping BTF generation)'
+
+check_build() {
+	local name=$1 kver=$2
+	shift 2
+	if "$top/tests/build-modules.sh" "$kver" "$@" >/dev/null 2>"$log" &&
+		! grep -Ev "$noise" "$log" | grep -q .; then
+		echo "ok - kbuild/$name"
+	else
+		echo "not ok - kbuild/$name: build output follows"
+		sed 's/^/#   /' "$log" | head -n 40
+	fi
+}
+
+for build in /lib/modules/*/build; do
+	kver=$(basename "$(dirname "$build")")
+	check_build "W=1/$kver" "$kver" W=1
+done
+check_build "sparse/$VFIO_GUEST_KVER" "$VFIO_GUEST_KVER" C=1
+
+# compat.h exists to hold version checks; those two tests are moot there.
+cd "$top"
+status=0
+while IFS= read -r f; do
+	ignore=
+	[ "$f" = src/compat.h ] && ignore=--ignore=LINUX_VERSION_CODE,CONSTANT_COMPARISON
+	if "$VFIO_CHECKPATCH" --no-tree -q --show-types $ignore -f "$f" >"$log" 2>&1; then
+		echo "ok - checkpatch/$f"
+	else
+		echo "not ok - checkpatch/$f"
+		sed 's/^/#   /' "$log" | head -n 30
+		status=1
+	fi
+done < <(git ls-files 'src/*.c' 'src/*.h')
+exit $status

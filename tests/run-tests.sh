@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `make check`: every test of the project, on a bare machine too.  Each
+# stage prints "ok - ...", "not ok - ..." and "skip - ...: why" lines;
+# this script shows them, times the stages and ends with the totals:
+#   N passed, N failed, N skipped
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export BUILD_DIR=$top/build
+mkdir -p "$BUILD_DIR"
+results=$BUILD_DIR/results.txt
+: >"$results"
+
+# The stages, in order: name and command.
+stages=(
+	"setup:tests/setup.sh"
+	"unit:tests/unit/run.sh"
+	"host:tests/host/run.sh"
+	"kbuild:tests/kbuild.sh"
+	"abi:tests/abi/run.sh"
+	"guest:tests/vm/run-suite.sh"
+	"pkg:tests/pkg/run.sh"
+)
+
+run_stage() {
+	local name=$1 cmd=$2 start rc=0 out
+	out=$BUILD_DIR/stage-$name.log
+	start=$(date +%s)
+	echo "=== $name: $cmd"
+	if [ ! -x "$cmd" ]; then
+		echo "not ok - stage/$name: $cmd is missing" | tee -a "$results"
+		return
+	fi
+	set +e
+	"$cmd" 2>"$out.err" | tee "$out"
+	rc=${PIPESTATUS[0]}
+	set -e
+	grep -E '^(ok|not ok|skip) - ' "$out" >>"$results" || true
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' "$out"; then
+		echo "not ok - stage/$name: exited $rc; its stderr ends:" |
+			tee -a "$results"
+		tail -n 20 "$out.err" | sed 's/^/#   /'
+	fi
+	echo "=== $name: $(($(date +%s) - start)) s"
+}
+
+for stage in "${stages[@]}"; do
+	name=${stage%%:*}
+	cmd=${stage#*:}
+	if [ "$name" = setup ]; then
+		echo "=== setup"
+		eval "$("$cmd")"
+		continue
+	fi
+	run_stage "$name" "$cmd"
+done
+
+passed=$(grep -c '^ok - ' "$results" || true)
+failed=$(grep -c '^not ok - ' "$results" || true)
+skipped=$(grep -c '^skip - ' "$results" || true)
+if [ "$failed" -ne 0 ]; then
+	echo "Failures:"
+	grep '^not ok - ' "$results"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
