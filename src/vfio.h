@@ -32,6 +32,11 @@
  *
  * The core serialises @open and @release against everything else and
  * never calls any op after vfio_unregister_device() has returned.
+ *
+ * No op may sleep on the device lock (device_lock()/pci_dev_lock()): the
+ * core revokes a device from inside the bus driver's remove, which holds
+ * it, while waiting for ops in flight.  Reset with pci_try_reset_function()
+ * or pci_dev_trylock() + __pci_reset_function_locked() and report -EAGAIN.
  */
 struct vfio_device_ops {
 	bool	(*match)(struct device *dev, const char *buf);
