@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Bind and unbind through driver_override.  Every step that changes the
+ * system is undone on a later failure, in reverse order, so a device is
+ * never left half-bound: either it ends on vfio, or it ends where it
+ * started, or (only when the undo itself fails) vfioctl says exactly what
+ * state it is in.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bind.h"
+#include "sysfs.h"
+
+static bool state_path(const struct vfioctl *v, const char *addr,
+		       char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s.driver", v->state_dir, addr);
+
+	return n > 0 && (size_t)n < size;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[4096], *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+bool state_exists(const struct vfioctl *v, const char *addr)
+{
+	char path[4096];
+
+	return state_path(v, addr, path, sizeof(path)) && !access(path, F_OK);
+}
+
+/* Written to a temporary file and renamed, so a crash leaves old or new. */
+static int state_save(const struct vfioctl *v, const char *addr,
+		      const char *prev)
+{
+	char path[4096], tmp[4200];
+	int err, fd;
+	size_t len;
+
+	err = mkdir_p(v->state_dir);
+	if (err)
+		return err;
+	if (!state_path(v, addr, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	len = strlen(prev);
+	errno = 0;
+	if (write(fd, prev, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+static int state_load(const struct vfioctl *v, const char *addr,
+		      char *buf, size_t size)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	if (!state_path(v, addr, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	/* A driver name is one word; anything else is not ours. */
+	if (!buf[0] || strpbrk(buf, "/ \t"))
+		return -EINVAL;
+	return 0;
+}
+
+static void state_remove(const struct vfioctl *v, const char *addr)
+{
+	char path[4096];
+
+	if (state_path(v, addr, path, sizeof(path)) && unlink(path) &&
+	    errno != ENOENT)
+		msg_err("%s: cannot remove %s: %s", addr, path,
+			strerror(errno));
+}
+
+/* Put @addr back to @orig after a failed bind; true when that worked. */
+static bool bind_undo(const struct vfioctl *v, const struct pci_dev *orig,
+		      bool override_set)
+{
+	struct pci_dev now;
+	bool ok = true;
+	int err;
+
+	err = pci_dev_load(v, orig->addr, &now);
+	if (err) {
+		msg_err("%s: cannot read it back to restore it: %s",
+			orig->addr, strerror(-err));
+		return false;
+	}
+	if (now.driver[0] && strcmp(now.driver, orig->driver)) {
+		err = pci_unbind(v, orig->addr, now.driver);
+		if (err) {
+			msg_err("%s: restore: unbinding from %s: %s",
+				orig->addr, now.driver, strerror(-err));
+			ok = false;
+		}
+	}
+	if (override_set) {
+		err = pci_set_override(v, orig->addr, orig->override);
+		if (err) {
+			msg_err("%s: restore: resetting driver_override: %s",
+				orig->addr, strerror(-err));
+			ok = false;
+		}
+	}
+	if (ok && orig->driver[0] && strcmp(now.driver, orig->driver)) {
+		err = pci_bind(v, orig->addr, orig->driver);
+		if (err) {
+			msg_err("%s: restore: binding back to %s: %s",
+				orig->addr, orig->driver, strerror(-err));
+			ok = false;
+		}
+	}
+	if (!ok)
+		return false;
+	err = pci_dev_load(v, orig->addr, &now);
+	if (err || strcmp(now.driver, orig->driver) ||
+	    strcmp(now.override, orig->override)) {
+		msg_err("%s: restore: it is on \"%s\" (override \"%s\"), not back on \"%s\"",
+			orig->addr, err ? "?" : now.driver,
+			err ? "?" : now.override, orig->driver);
+		return false;
+	}
+	return true;
+}
+
+enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
+			  struct bind_opts *o)
+{
+	bool loaded, override_set = false, kept_state = false;
+	struct pci_dev d, now;
+	const char *prev;
+	int err;
+
+	o->pending = false;
+	o->already = false;
+	o->prev[0] = '\0';
+	err = pci_dev_load(v, addr, &d);
+	if (err) {
+		msg_err("%s: %s", addr, err == -ENODEV ? "no such PCI device" :
+			strerror(-err));
+		return BIND_FAILED;
+	}
+	if (!strcmp(d.driver, VFIO_DRIVER)) {
+		o->already = true;
+		return BIND_OK;
+	}
+	if (d.group < 0) {
+		msg_err("%s: has no IOMMU group (is the IOMMU on? intel_iommu=on or amd_iommu=on)",
+			d.addr);
+		return BIND_FAILED;
+	}
+	loaded = vfio_driver_loaded(v);
+	if (!loaded && !o->claim) {
+		msg_err("%s: the vfio driver is not loaded (modprobe vfio_pci)",
+			d.addr);
+		return BIND_FAILED;
+	}
+	snprintf(o->prev, sizeof(o->prev), "%s", d.driver);
+
+	/*
+	 * A device claimed on hotplug while vfio was not loaded waits with
+	 * our override and no driver: its state file still holds where it
+	 * came from, which must not be replaced by "(none)".
+	 */
+	if (!strcmp(d.override, VFIO_DRIVER) && !d.driver[0] &&
+	    state_exists(v, d.addr)) {
+		kept_state = true;
+	} else {
+		prev = d.driver[0] ? d.driver :
+		       o->claim ? STATE_PROBE : STATE_NONE;
+		err = state_save(v, d.addr, prev);
+		if (err) {
+			msg_err("%s: cannot record its driver in %s: %s",
+				d.addr, v->state_dir, strerror(-err));
+			return BIND_FAILED;
+		}
+	}
+
+	if (strcmp(d.override, VFIO_DRIVER)) {
+		err = pci_set_override(v, d.addr, VFIO_DRIVER);
+		if (err) {
+			msg_err("%s: setting driver_override: %s", d.addr,
+				strerror(-err));
+			goto undo;
+		}
+		override_set = true;
+	}
+	if (d.driver[0]) {
+		err = pci_unbind(v, d.addr, d.driver);
+		if (err) {
+			msg_err("%s: unbinding from %s: %s", d.addr, d.driver,
+				strerror(-err));
+			goto undo;
+		}
+	}
+	if (!loaded) {
+		o->pending = true;
+		return BIND_OK;
+	}
+	err = pci_bind(v, d.addr, VFIO_DRIVER);
+	if (err) {
+		msg_err("%s: binding to %s: %s", d.addr, VFIO_DRIVER,
+			strerror(-err));
+		goto undo;
+	}
+	err = pci_dev_load(v, d.addr, &now);
+	if (err || strcmp(now.driver, VFIO_DRIVER)) {
+		msg_err("%s: did not end up on %s (driver \"%s\")", d.addr,
+			VFIO_DRIVER, err ? "?" : now.driver);
+		goto undo;
+	}
+	return BIND_OK;
+
+undo:
+	if (!bind_undo(v, &d, override_set)) {
+		msg_err("%s: could not be restored; its previous driver is recorded in %s",
+			d.addr, v->state_dir);
+		return BIND_RESTORE_FAILED;
+	}
+	if (!kept_state)
+		state_remove(v, d.addr);
+	msg_err("%s: restored to %s", d.addr,
+		d.driver[0] ? d.driver : "no driver");
+	return BIND_FAILED;
+}
+
+enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
+{
+	char prev[64];
+	struct pci_dev d, now;
+	int err;
+
+	err = pci_dev_load(v, addr, &d);
+	if (err) {
+		if (err == -ENODEV && state_exists(v, addr)) {
+			/* It left the bus: nothing to give back. */
+			state_remove(v, addr);
+			msg_info(v, "%s: gone, forgot its state", addr);
+			return BIND_OK;
+		}
+		msg_err("%s: %s", addr, err == -ENODEV ? "no such PCI device" :
+			strerror(-err));
+		return BIND_FAILED;
+	}
+	if (strcmp(d.driver, VFIO_DRIVER) && strcmp(d.override, VFIO_DRIVER)) {
+		if (state_exists(v, d.addr)) {
+			/* Someone moved it by hand: their choice stands. */
+			state_remove(v, d.addr);
+			return BIND_OK;
+		}
+		msg_err("%s: is not bound to %s (driver \"%s\")", d.addr,
+			VFIO_DRIVER, d.driver);
+		return BIND_FAILED;
+	}
+	err = state_load(v, d.addr, prev, sizeof(prev));
+	if (err == -ENOENT) {
+		/* Bound by hand (new_id, echo): let the kernel choose. */
+		snprintf(prev, sizeof(prev), "%s", STATE_PROBE);
+	} else if (err) {
+		msg_err("%s: bad state file in %s: %s; letting the kernel choose a driver",
+			d.addr, v->state_dir, strerror(-err));
+		snprintf(prev, sizeof(prev), "%s", STATE_PROBE);
+	}
+
+	if (d.driver[0]) {
+		err = pci_unbind(v, d.addr, VFIO_DRIVER);
+		if (err) {
+			msg_err("%s: unbinding from %s: %s", d.addr,
+				VFIO_DRIVER, strerror(-err));
+			return BIND_FAILED;
+		}
+	}
+	if (!strcmp(d.override, VFIO_DRIVER)) {
+		err = pci_set_override(v, d.addr, "");
+		if (err) {
+			msg_err("%s: clearing driver_override: %s", d.addr,
+				strerror(-err));
+			if (d.driver[0] && pci_bind(v, d.addr, VFIO_DRIVER)) {
+				msg_err("%s: left without a driver, driver_override still %s",
+					d.addr, VFIO_DRIVER);
+				return BIND_RESTORE_FAILED;
+			}
+			return BIND_FAILED;
+		}
+	}
+
+	if (!strcmp(prev, STATE_NONE)) {
+		state_remove(v, d.addr);
+		return BIND_OK;
+	}
+	if (strcmp(prev, STATE_PROBE)) {
+		err = pci_bind(v, d.addr, prev);
+		if (err)
+			msg_err("%s: binding back to %s: %s; letting the kernel choose",
+				d.addr, prev, strerror(-err));
+		else
+			goto check;
+	}
+	err = pci_probe(v, d.addr);
+	if (err) {
+		msg_err("%s: drivers_probe: %s; it has no driver now",
+			d.addr, strerror(-err));
+		state_remove(v, d.addr);
+		return BIND_RESTORE_FAILED;
+	}
+check:
+	state_remove(v, d.addr);
+	err = pci_dev_load(v, d.addr, &now);
+	if (!err && strcmp(prev, STATE_PROBE) && strcmp(now.driver, prev)) {
+		msg_err("%s: wanted %s back, it is on \"%s\"", d.addr, prev,
+			now.driver);
+		return BIND_RESTORE_FAILED;
+	}
+	return BIND_OK;
+}

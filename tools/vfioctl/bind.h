@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Moving one device onto vfio and back.  The previous driver is written to
+ * <state-dir>/<address>.driver before anything changes, so that unbind
+ * (or a rollback) knows where the device belongs:
+ *
+ *	a driver name	bind it back to that driver
+ *	(none)		it had no driver: leave it without one
+ *	(probe)		claimed on hotplug before any driver took it: let the
+ *			kernel probe it as if it had just appeared
+ */
+#ifndef VFIOCTL_BIND_H
+#define VFIOCTL_BIND_H
+
+#include <stdbool.h>
+
+#include "vfioctl.h"
+
+#define STATE_NONE	"(none)"
+#define STATE_PROBE	"(probe)"
+
+enum bind_result {
+	BIND_OK,
+	BIND_FAILED,		/* nothing changed, or everything undone */
+	BIND_RESTORE_FAILED,	/* the undo failed too: reported in detail */
+};
+
+struct bind_opts {
+	/*
+	 * udev hotplug claim: an unbound device is recorded as (probe), and
+	 * the vfio driver may be missing (the rule loads it next; the
+	 * override makes it bind as soon as it registers).
+	 */
+	bool claim;
+	bool pending;		/* out: waiting for the vfio driver */
+	bool already;		/* out: it was on vfio already */
+	char prev[64];		/* out: the driver it came from, or "" */
+};
+
+enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
+			  struct bind_opts *o);
+enum bind_result dev_unbind(const struct vfioctl *v, const char *addr);
+
+/* state_exists() - vfioctl moved @addr and has not given it back yet. */
+bool state_exists(const struct vfioctl *v, const char *addr);
+
+#endif

@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The subcommands: each loads what it needs (configuration, topology),
+ * decides everything before it touches a device, and reports one line per
+ * device so that the journal tells what happened to each.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bind.h"
+#include "commands.h"
+#include "config.h"
+#include "json.h"
+#include "plan.h"
+#include "sysfs.h"
+
+/*
+ * Load the configuration.  A missing file is an empty configuration when
+ * @missing_ok (the boot path must not fail on a machine without one).
+ * Returns EXIT_OK or EXIT_USAGE; on EXIT_OK, @c must be freed.
+ */
+static int load_config(const struct vfioctl *v, struct conf *c,
+		       bool missing_ok)
+{
+	int err = conf_load(c, v->config, stderr);
+
+	if (err == -ENOENT && missing_ok)
+		return EXIT_OK;
+	if (err) {
+		msg_err("%s: %s", v->config, strerror(-err));
+		conf_free(c);
+		return EXIT_USAGE;
+	}
+	if (c->errors) {
+		msg_err("%s: %d error%s, nothing changed", v->config,
+			c->errors, c->errors == 1 ? "" : "s");
+		conf_free(c);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int load_devices(const struct vfioctl *v, struct pci_list *l)
+{
+	int err = pci_list_load(v, l);
+
+	if (err) {
+		msg_err("reading %s/bus/pci/devices: %s", v->sysfs,
+			strerror(-err));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static int no_args(const char *cmd, int argc)
+{
+	if (argc) {
+		msg_err("%s takes no arguments", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int cmd_list(const struct vfioctl *v, int argc, char **argv)
+{
+	struct pci_list l;
+	struct conf c;
+	struct json j;
+	size_t i;
+	int ret;
+
+	(void)argv;
+	ret = no_args("list", argc);
+	if (ret)
+		return ret;
+	/* list is for looking: a broken config only loses the column. */
+	if (conf_load(&c, v->config, stderr) || c.errors) {
+		conf_free(&c);
+		c.n = 0;
+	}
+	ret = load_devices(v, &l);
+	if (ret) {
+		conf_free(&c);
+		return ret;
+	}
+	if (v->json) {
+		json_init(&j, stdout);
+		json_begin_arr(&j, NULL);
+	} else {
+		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %s\n", "ADDRESS",
+		       "ID", "CLASS", "GROUP", "DRIVER", "VIABLE", "CONFIGURED");
+	}
+	for (i = 0; i < l.n; i++) {
+		const struct pci_dev *d = &l.devs[i];
+		bool conf = conf_match(&c, d) != NULL;
+		bool viable = group_viable(&l, d->group);
+		char id[16], grp[16];
+
+		snprintf(id, sizeof(id), "%04x:%04x", d->vendor, d->device);
+		if (v->json) {
+			json_begin_obj(&j, NULL);
+			json_str(&j, "address", d->addr);
+			json_str(&j, "id", id);
+			json_int(&j, "class", d->class);
+			json_bool(&j, "bridge", pci_dev_is_bridge(d));
+			if (d->group >= 0)
+				json_int(&j, "iommu_group", d->group);
+			else
+				json_null(&j, "iommu_group");
+			json_str(&j, "driver", d->driver[0] ? d->driver : NULL);
+			json_str(&j, "driver_override",
+				 d->override[0] ? d->override : NULL);
+			if (d->group >= 0)
+				json_bool(&j, "viable", viable);
+			else
+				json_null(&j, "viable");
+			json_bool(&j, "configured", conf);
+			json_end_obj(&j);
+			continue;
+		}
+		snprintf(grp, sizeof(grp), "%d", d->group);
+		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %s\n", d->addr, id,
+		       d->class, d->group >= 0 ? grp : "-",
+		       d->driver[0] ? d->driver : "-",
+		       d->group < 0 ? "-" : viable ? "yes" : "no",
+		       conf ? "yes" : "no");
+	}
+	if (v->json) {
+		json_end_arr(&j);
+		json_end(&j);
+	}
+	pci_list_free(&l);
+	conf_free(&c);
+	return EXIT_OK;
+}
+
+int cmd_check(const struct vfioctl *v, int argc, char **argv)
+{
+	struct pci_list l;
+	struct plan p;
+	struct conf c;
+	int ret, err;
+
+	(void)argv;
+	ret = no_args("check", argc);
+	if (ret)
+		return ret;
+	err = conf_load(&c, v->config, stderr);
+	if (err) {
+		msg_err("%s: %s", v->config, strerror(-err));
+		return EXIT_USAGE;
+	}
+	/* Syntax errors are reported even when sysfs cannot be read. */
+	err = pci_list_load(v, &l);
+	if (err) {
+		msg_err("reading %s/bus/pci/devices: %s; topology not checked",
+			v->sysfs, strerror(-err));
+	} else {
+		if (plan_build(&p, &c, &l, true))
+			conf_error(&c, 0, "out of memory");
+		plan_free(&p);
+		pci_list_free(&l);
+	}
+	if (c.errors) {
+		msg_err("%s: %d error%s", v->config, c.errors,
+			c.errors == 1 ? "" : "s");
+		ret = EXIT_USAGE;
+	} else {
+		printf("%s: ok, %zu entr%s\n", v->config, c.n,
+		       c.n == 1 ? "y" : "ies");
+	}
+	conf_free(&c);
+	return ret;
+}
+
+/* Ask udev to apply the rules to the group node again (new ownership). */
+static void retrigger_node(const struct vfioctl *v, int group)
+{
+	char path[4096];
+	struct stat st;
+	int err;
+
+	if (!sysfs_path(v, path, sizeof(path), "class/vfio/pci:%d/uevent",
+			group) || stat(path, &st))
+		return;
+	err = sysfs_write(path, "change");
+	if (err)
+		msg_err("group %d: asking udev to update its node: %s", group,
+			strerror(-err));
+}
+
+static const char *result_word(const struct bind_opts *o)
+{
+	if (o->already)
+		return "already bound to vfio";
+	if (o->pending)
+		return "reserved for vfio, waiting for the driver to load";
+	return "bound to vfio";
+}
+
+int cmd_apply(const struct vfioctl *v, int argc, char **argv)
+{
+	size_t i, ok = 0, failed = 0, broken = 0;
+	struct pci_list l;
+	struct plan p;
+	struct conf c;
+	int ret;
+
+	(void)argv;
+	ret = no_args("apply", argc);
+	if (ret)
+		return ret;
+	ret = load_config(v, &c, true);
+	if (ret)
+		return ret;
+	if (!c.n) {
+		msg_info(v, "%s: no devices configured", v->config);
+		conf_free(&c);
+		return EXIT_OK;
+	}
+	ret = load_devices(v, &l);
+	if (ret) {
+		conf_free(&c);
+		return ret;
+	}
+	if (plan_build(&p, &c, &l, false) || c.errors) {
+		msg_err("%s: not applied, nothing changed", v->config);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	/* Absent devices were warned about; they count as failures. */
+	for (i = 0; i < c.n; i++) {
+		const struct conf_entry *e = &c.entries[i];
+
+		if (e->kind == CONF_ADDR && !pci_list_find(&l, e->addr))
+			failed++;
+	}
+	for (i = 0; i < p.n; i++) {
+		const struct target *t = &p.t[i];
+		struct bind_opts o = { 0 };
+
+		switch (dev_bind(v, t->dev->addr, &o)) {
+		case BIND_OK:
+			ok++;
+			if (o.prev[0] && !o.already)
+				printf("%s: %s (was %s)\n", t->dev->addr,
+				       result_word(&o), o.prev);
+			else
+				printf("%s: %s\n", t->dev->addr,
+				       result_word(&o));
+			retrigger_node(v, t->dev->group);
+			break;
+		case BIND_FAILED:
+			failed++;
+			break;
+		case BIND_RESTORE_FAILED:
+			broken++;
+			break;
+		}
+	}
+	printf("apply: %zu bound, %zu failed%s\n", ok, failed + broken,
+	       broken ? ", some could not be restored" : "");
+	ret = broken ? EXIT_RESTORE : failed ? EXIT_PARTIAL : EXIT_OK;
+out:
+	plan_free(&p);
+	pci_list_free(&l);
+	conf_free(&c);
+	return ret;
+}
+
+/* Results of several devices: 0, the single code, or partial. */
+static int combine(int n, int ok, int broken)
+{
+	if (broken)
+		return EXIT_RESTORE;
+	if (ok == n)
+		return EXIT_OK;
+	return n == 1 || !ok ? EXIT_FAILED : EXIT_PARTIAL;
+}
+
+static int parse_devices(int argc, char **argv, const char *cmd)
+{
+	char addr[16];
+	int i;
+
+	if (!argc) {
+		msg_err("%s needs at least one PCI address", cmd);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < argc; i++) {
+		if (!parse_pci_addr(argv[i], addr)) {
+			msg_err("%s: not a PCI address (like 0000:03:00.0)",
+				argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
+}
+
+int cmd_bind(const struct vfioctl *v, int argc, char **argv)
+{
+	int i, ok = 0, broken = 0, ret;
+	char addr[16];
+
+	ret = parse_devices(argc, argv, "bind");
+	if (ret)
+		return ret;
+	for (i = 0; i < argc; i++) {
+		struct bind_opts o = { 0 };
+
+		parse_pci_addr(argv[i], addr);
+		switch (dev_bind(v, addr, &o)) {
+		case BIND_OK:
+			ok++;
+			msg_info(v, "%s: %s", addr, result_word(&o));
+			break;
+		case BIND_FAILED:
+			break;
+		case BIND_RESTORE_FAILED:
+			broken++;
+			break;
+		}
+	}
+	return combine(argc, ok, broken);
+}
+
+int cmd_unbind(const struct vfioctl *v, int argc, char **argv)
+{
+	int i, ok = 0, broken = 0, ret;
+	char addr[16];
+
+	ret = parse_devices(argc, argv, "unbind");
+	if (ret)
+		return ret;
+	for (i = 0; i < argc; i++) {
+		parse_pci_addr(argv[i], addr);
+		switch (dev_unbind(v, addr)) {
+		case BIND_OK:
+			ok++;
+			msg_info(v, "%s: given back", addr);
+			break;
+		case BIND_FAILED:
+			break;
+		case BIND_RESTORE_FAILED:
+			broken++;
+			break;
+		}
+	}
+	return combine(argc, ok, broken);
+}
+
+int cmd_unbind_all(const struct vfioctl *v, int argc, char **argv)
+{
+	int n = 0, ok = 0, broken = 0, ret;
+	struct pci_list l;
+	size_t i;
+
+	(void)argv;
+	ret = no_args("unbind-all", argc);
+	if (ret)
+		return ret;
+	ret = load_devices(v, &l);
+	if (ret)
+		return ret;
+	for (i = 0; i < l.n; i++) {
+		const struct pci_dev *d = &l.devs[i];
+
+		if (strcmp(d->driver, VFIO_DRIVER) &&
+		    strcmp(d->override, VFIO_DRIVER) &&
+		    !state_exists(v, d->addr))
+			continue;
+		n++;
+		switch (dev_unbind(v, d->addr)) {
+		case BIND_OK:
+			ok++;
+			printf("%s: given back\n", d->addr);
+			break;
+		case BIND_FAILED:
+			break;
+		case BIND_RESTORE_FAILED:
+			broken++;
+			break;
+		}
+	}
+	pci_list_free(&l);
+	if (!n)
+		return EXIT_OK;
+	if (broken)
+		return EXIT_RESTORE;
+	return ok == n ? EXIT_OK : EXIT_PARTIAL;
+}
+
+/* The node of @group as it is now; false when there is none. */
+static bool node_stat(const struct vfioctl *v, int group, struct stat *st,
+		      char *path, size_t size)
+{
+	snprintf(path, size, "%s/pci:%d", v->dev_dir, group);
+	return !stat(path, st);
+}
+
+static bool node_matches(const struct conf_entry *own, const struct stat *st)
+{
+	return (!own->has_owner || own->uid == st->st_uid) &&
+	       (!own->has_group || own->gid == st->st_gid) &&
+	       (!own->has_mode || own->mode == (st->st_mode & 07777));
+}
+
+int cmd_status(const struct vfioctl *v, int argc, char **argv)
+{
+	bool differs = false;
+	struct pci_list l;
+	struct plan p;
+	struct conf c;
+	struct json j;
+	size_t i;
+	int ret;
+
+	(void)argv;
+	ret = no_args("status", argc);
+	if (ret)
+		return ret;
+	ret = load_config(v, &c, true);
+	if (ret)
+		return ret;
+	ret = load_devices(v, &l);
+	if (ret) {
+		conf_free(&c);
+		return ret;
+	}
+	if (plan_build(&p, &c, &l, false)) {
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	if (v->json) {
+		json_init(&j, stdout);
+		json_begin_obj(&j, NULL);
+		json_str(&j, "config", v->config);
+		json_begin_arr(&j, "devices");
+	}
+	for (i = 0; i < p.n; i++) {
+		const struct target *t = &p.t[i];
+		const struct pci_dev *d = t->dev;
+		bool bound = !strcmp(d->driver, VFIO_DRIVER);
+		struct conf_entry own;
+		bool have_own, have_node = false, node_ok = true;
+		char node[4200], want[256];
+		struct stat st;
+
+		have_own = group_ownership(&c, &l, d->group, &own);
+		if (d->group >= 0)
+			have_node = node_stat(v, d->group, &st, node,
+					      sizeof(node));
+		if (bound && (!have_node || (have_own &&
+					     !node_matches(&own, &st))))
+			node_ok = false;
+		if (!bound || !node_ok)
+			differs = true;
+		conf_entry_describe(&own, want, sizeof(want));
+		if (v->json) {
+			json_begin_obj(&j, NULL);
+			json_str(&j, "address", d->addr);
+			json_int(&j, "line", t->e->line);
+			if (d->group >= 0)
+				json_int(&j, "iommu_group", d->group);
+			else
+				json_null(&j, "iommu_group");
+			json_str(&j, "driver", d->driver[0] ? d->driver : NULL);
+			json_bool(&j, "bound", bound);
+			json_bool(&j, "viable", group_viable(&l, d->group));
+			json_begin_obj(&j, "want");
+			json_str(&j, "owner", own.has_owner ? own.owner : NULL);
+			json_str(&j, "group", own.has_group ? own.group : NULL);
+			if (own.has_mode)
+				json_int(&j, "mode", own.mode);
+			else
+				json_null(&j, "mode");
+			json_end_obj(&j);
+			if (have_node) {
+				json_begin_obj(&j, "node");
+				json_str(&j, "path", node);
+				json_int(&j, "uid", st.st_uid);
+				json_int(&j, "gid", st.st_gid);
+				json_int(&j, "mode", st.st_mode & 07777);
+				json_end_obj(&j);
+			} else {
+				json_null(&j, "node");
+			}
+			json_bool(&j, "ok", bound && node_ok);
+			json_end_obj(&j);
+			continue;
+		}
+		printf("%s  line %d  group %d  driver %s  %s", d->addr,
+		       t->e->line, d->group, d->driver[0] ? d->driver : "-",
+		       bound && node_ok ? "ok" : "DIFFERS");
+		if (!bound)
+			printf(" (want vfio)");
+		if (have_node)
+			printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
+			       (unsigned int)st.st_gid, st.st_mode & 07777);
+		else if (bound)
+			printf("  no node in %s", v->dev_dir);
+		if (want[0])
+			printf("  (want %s)", want);
+		printf("\n");
+	}
+	/* Devices on vfio that the configuration does not mention. */
+	for (i = 0; i < l.n; i++) {
+		const struct pci_dev *d = &l.devs[i];
+
+		if (strcmp(d->driver, VFIO_DRIVER) || conf_match(&c, d))
+			continue;
+		if (v->json) {
+			json_begin_obj(&j, NULL);
+			json_str(&j, "address", d->addr);
+			json_null(&j, "line");
+			json_int(&j, "iommu_group", d->group);
+			json_str(&j, "driver", d->driver);
+			json_bool(&j, "bound", true);
+			json_bool(&j, "ok", true);
+			json_end_obj(&j);
+		} else {
+			printf("%s  not configured  group %d  driver vfio  (bound by hand)\n",
+			       d->addr, d->group);
+		}
+	}
+	if (v->json) {
+		json_end_arr(&j);
+		json_bool(&j, "ok", !differs);
+		json_end_obj(&j);
+		json_end(&j);
+	}
+	ret = differs ? EXIT_DIFFERS : EXIT_OK;
+out:
+	plan_free(&p);
+	pci_list_free(&l);
+	conf_free(&c);
+	return ret;
+}
+
+/*
+ * udev IMPORT{program} helper for a /dev/vfio/pci:N node: prints the
+ * configured ownership as VFIO_OWNER=, VFIO_GROUP=, VFIO_MODE= lines, or
+ * nothing (the kernel default, root only).  Any doubt prints nothing and
+ * fails, which udev treats as "import nothing": fail closed.
+ */
+int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
+{
+	const char *name;
+	struct conf_entry own;
+	struct pci_list l;
+	struct conf c;
+	long group;
+	char *end;
+	int ret;
+
+	if (argc != 1) {
+		msg_err("udev-owner needs one group (pci:N or N)");
+		return EXIT_USAGE;
+	}
+	name = argv[0];
+	if (!strncmp(name, "pci:", 4))
+		name += 4;
+	errno = 0;
+	group = strtol(name, &end, 10);
+	if (!*name || *end || errno || group < 0 || group > 0x7fffffff) {
+		msg_err("%s: not a group name (pci:N)", argv[0]);
+		return EXIT_USAGE;
+	}
+	ret = load_config(v, &c, true);
+	if (ret)
+		return ret;
+	ret = load_devices(v, &l);
+	if (ret) {
+		conf_free(&c);
+		return ret;
+	}
+	if (!group_ownership(&c, &l, (int)group, &own)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (own.has_owner)
+		printf("VFIO_OWNER=%s\n", own.owner);
+	if (own.has_group)
+		printf("VFIO_GROUP=%s\n", own.group);
+	if (own.has_mode)
+		printf("VFIO_MODE=%04o\n", own.mode);
+out:
+	pci_list_free(&l);
+	conf_free(&c);
+	return ret;
+}
+
+/*
+ * udev helper for a PCI "add" event: when the configuration names the
+ * device, move it onto vfio right away (before a host driver module is
+ * loaded by the later 80-drivers.rules, or away from one built in).
+ * Prints VFIO_CLAIMED=1, and VFIO_LOAD=1 when the vfio driver still has to
+ * be loaded (the rule does that; the override then makes it bind).
+ */
+int cmd_udev_claim(const struct vfioctl *v, int argc, char **argv)
+{
+	struct bind_opts o = { .claim = true };
+	const struct conf_entry *e;
+	struct pci_dev d;
+	struct conf c;
+	char addr[16];
+	int ret, err;
+
+	if (argc != 1 || !parse_pci_addr(argv[0], addr)) {
+		msg_err("udev-claim needs one PCI address");
+		return EXIT_USAGE;
+	}
+	ret = load_config(v, &c, true);
+	if (ret)
+		return ret;
+	err = pci_dev_load(v, addr, &d);
+	if (err) {
+		msg_err("%s: %s", addr, strerror(-err));
+		conf_free(&c);
+		return EXIT_FAILED;
+	}
+	e = conf_match(&c, &d);
+	if (!e) {
+		conf_free(&c);
+		return EXIT_OK;
+	}
+	switch (dev_bind(v, addr, &o)) {
+	case BIND_OK:
+		printf("VFIO_CLAIMED=1\n");
+		if (o.pending)
+			printf("VFIO_LOAD=1\n");
+		ret = EXIT_OK;
+		break;
+	case BIND_FAILED:
+		ret = EXIT_FAILED;
+		break;
+	default:
+		ret = EXIT_RESTORE;
+		break;
+	}
+	conf_free(&c);
+	return ret;
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The devices.conf parser.  It never trusts the file: lines are bounded,
+ * NUL bytes and control characters are errors, the file size and the
+ * number of entries are capped, and every error names its line.  A file
+ * with any error is rejected as a whole so that a typo changes nothing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+void conf_error(struct conf *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->errors++;
+	if (c->errors > CONF_MAX_ERRORS)
+		return;
+	fprintf(c->err, "%s:%d: ", c->path, line);
+	va_start(ap, fmt);
+	vfprintf(c->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->err);
+	if (c->errors == CONF_MAX_ERRORS)
+		fprintf(c->err, "%s: too many errors, not reporting more\n",
+			c->path);
+}
+
+void conf_warn(const struct conf *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(c->err, "%s:%d: warning: ", c->path, line);
+	va_start(ap, fmt);
+	vfprintf(c->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->err);
+}
+
+static bool hex_run(const char *s, size_t len, unsigned int *val)
+{
+	unsigned int v = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+		v = v * 16 + (isdigit((unsigned char)s[i]) ? s[i] - '0' :
+			      (tolower((unsigned char)s[i]) - 'a' + 10));
+	}
+	*val = v;
+	return true;
+}
+
+bool parse_pci_addr(const char *s, char out[16])
+{
+	unsigned int dom = 0, bus, slot, fn;
+	size_t len = strlen(s);
+
+	if (len == 7) {		/* bb:dd.f */
+		if (s[2] != ':' || s[5] != '.')
+			return false;
+	} else if (len == 12) {	/* dddd:bb:dd.f */
+		if (s[4] != ':' || !hex_run(s, 4, &dom))
+			return false;
+		s += 5;
+		if (s[2] != ':' || s[5] != '.')
+			return false;
+	} else {
+		return false;
+	}
+	if (!hex_run(s, 2, &bus) || !hex_run(s + 3, 2, &slot) ||
+	    !hex_run(s + 6, 1, &fn))
+		return false;
+	if (slot > 0x1f || fn > 7)
+		return false;
+	snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
+	return true;
+}
+
+bool parse_pci_id(const char *s, unsigned int *vendor, unsigned int *device)
+{
+	if (strlen(s) != 9 || s[4] != ':')
+		return false;
+	return hex_run(s, 4, vendor) && hex_run(s + 5, 4, device);
+}
+
+static bool parse_number(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void set_owner(struct conf *c, struct conf_entry *e, const char *val)
+{
+	struct passwd *pw;
+	unsigned long n;
+
+	if (parse_number(val, 0x7fffffff, &n)) {
+		e->uid = (uid_t)n;
+	} else {
+		errno = 0;
+		pw = getpwnam(val);
+		if (!pw) {
+			conf_error(c, e->line, "unknown user \"%s\"", val);
+			return;
+		}
+		e->uid = pw->pw_uid;
+	}
+	snprintf(e->owner, sizeof(e->owner), "%s", val);
+	e->has_owner = true;
+}
+
+static void set_group(struct conf *c, struct conf_entry *e, const char *val)
+{
+	struct group *gr;
+	unsigned long n;
+
+	if (parse_number(val, 0x7fffffff, &n)) {
+		e->gid = (gid_t)n;
+	} else {
+		errno = 0;
+		gr = getgrnam(val);
+		if (!gr) {
+			conf_error(c, e->line, "unknown group \"%s\"", val);
+			return;
+		}
+		e->gid = gr->gr_gid;
+	}
+	snprintf(e->group, sizeof(e->group), "%s", val);
+	e->has_group = true;
+}
+
+static void set_mode(struct conf *c, struct conf_entry *e, const char *val)
+{
+	unsigned long v;
+	char *end;
+
+	/*
+	 * Octal only, and no setuid/setgid/sticky bits: they mean nothing
+	 * on a char device and usually betray a typo.
+	 */
+	if (!*val || strspn(val, "01234567") != strlen(val) ||
+	    strlen(val) > 4) {
+		conf_error(c, e->line, "bad mode \"%s\" (octal, e.g. 0660)",
+			   val);
+		return;
+	}
+	v = strtoul(val, &end, 8);
+	if (v > 0777) {
+		conf_error(c, e->line,
+			   "bad mode \"%s\" (only permission bits, at most 0777)",
+			   val);
+		return;
+	}
+	e->mode = (unsigned int)v;
+	e->has_mode = true;
+}
+
+/* A name in owner=/group= is a user name: keep it to portable bytes. */
+static bool name_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (!len || len >= CONF_NAME_MAX)
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
+static void parse_option(struct conf *c, struct conf_entry *e, char *word)
+{
+	char *eq = strchr(word, '=');
+	char *val;
+
+	if (!eq || eq == word) {
+		conf_error(c, e->line,
+			   "expected key=value, found \"%s\"", word);
+		return;
+	}
+	*eq = '\0';
+	val = eq + 1;
+	if (!strcmp(word, "owner") || !strcmp(word, "group")) {
+		bool owner = word[0] == 'o';
+
+		if ((owner && e->has_owner) || (!owner && e->has_group)) {
+			conf_error(c, e->line, "%s= given twice", word);
+			return;
+		}
+		if (!name_ok(val)) {
+			conf_error(c, e->line, "bad %s name \"%s\"", word, val);
+			return;
+		}
+		if (owner)
+			set_owner(c, e, val);
+		else
+			set_group(c, e, val);
+	} else if (!strcmp(word, "mode")) {
+		if (e->has_mode) {
+			conf_error(c, e->line, "mode= given twice");
+			return;
+		}
+		set_mode(c, e, val);
+	} else {
+		conf_error(c, e->line,
+			   "unknown option \"%s\" (owner=, group=, mode=)",
+			   word);
+	}
+}
+
+static bool same_device(const struct conf_entry *a, const struct conf_entry *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == CONF_ADDR)
+		return !strcmp(a->addr, b->addr);
+	return a->vendor == b->vendor && a->device == b->device;
+}
+
+static void parse_line(struct conf *c, char *buf, int line, size_t *cap)
+{
+	struct conf_entry e = { .line = line };
+	char *save, *word, *hash;
+	size_t i;
+
+	hash = strchr(buf, '#');
+	if (hash)
+		*hash = '\0';
+	word = strtok_r(buf, " \t\r", &save);
+	if (!word)
+		return;
+	if (parse_pci_addr(word, e.addr)) {
+		e.kind = CONF_ADDR;
+	} else if (parse_pci_id(word, &e.vendor, &e.device)) {
+		e.kind = CONF_ID;
+	} else {
+		conf_error(c, line,
+			   "bad device \"%.32s\" (want 0000:03:00.0 or vendor:device like 8086:10d3)",
+			   word);
+		return;
+	}
+	while ((word = strtok_r(NULL, " \t\r", &save)))
+		parse_option(c, &e, word);
+
+	for (i = 0; i < c->n; i++) {
+		if (same_device(&c->entries[i], &e)) {
+			conf_error(c, line, "duplicate entry (first at line %d)",
+				   c->entries[i].line);
+			return;
+		}
+	}
+	if (c->n >= CONF_MAX_ENTRIES) {
+		conf_error(c, line, "too many entries (at most %d)",
+			   CONF_MAX_ENTRIES);
+		return;
+	}
+	if (c->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct conf_entry *n = realloc(c->entries, ncap * sizeof(*n));
+
+		if (!n) {
+			conf_error(c, line, "out of memory");
+			return;
+		}
+		c->entries = n;
+		*cap = ncap;
+	}
+	c->entries[c->n++] = e;
+}
+
+int conf_load(struct conf *c, const char *path, FILE *err)
+{
+	char buf[CONF_MAX_LINE];
+	size_t len = 0, total = 0, cap = 0;
+	int line = 1, ch, ret = 0;
+	bool bad = false;	/* this line already has a byte-level error */
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->err = err;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+
+	for (;;) {
+		ch = getc(f);
+		if (ch == EOF)
+			break;
+		if (++total > CONF_MAX_SIZE) {
+			conf_error(c, line, "file too large (at most %d bytes)",
+				   CONF_MAX_SIZE);
+			bad = true;
+			break;
+		}
+		if (ch == '\n') {
+			if (!bad) {
+				buf[len] = '\0';
+				parse_line(c, buf, line, &cap);
+			}
+			len = 0;
+			bad = false;
+			line++;
+			continue;
+		}
+		if (bad)
+			continue;
+		if (ch == '\0') {
+			conf_error(c, line, "NUL byte");
+			bad = true;
+		} else if (ch != '\t' && ch != '\r' && (ch < 0x20 || ch > 0x7e)) {
+			conf_error(c, line, "invalid byte 0x%02x", ch);
+			bad = true;
+		} else if (len >= sizeof(buf) - 1) {
+			conf_error(c, line, "line too long (at most %d bytes)",
+				   CONF_MAX_LINE - 1);
+			bad = true;
+		} else {
+			buf[len++] = (char)ch;
+		}
+	}
+	if (ferror(f))
+		ret = -EIO;
+	else if (len && !bad) {
+		buf[len] = '\0';
+		parse_line(c, buf, line, &cap);
+	}
+	fclose(f);
+	return ret;
+}
+
+void conf_free(struct conf *c)
+{
+	free(c->entries);
+	c->entries = NULL;
+	c->n = 0;
+}
+
+void conf_entry_describe(const struct conf_entry *e, char *buf, size_t size)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (e->has_owner)
+		n += snprintf(buf + n, size - n, "owner=%s ", e->owner);
+	if (e->has_group && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "group=%s ", e->group);
+	if (e->has_mode && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "mode=%04o ", e->mode);
+	if (n > 0 && (size_t)n <= size)
+		buf[n - 1] = '\0';
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * devices.conf: one device per line, "#" starts a comment.
+ *
+ *	0000:03:00.0	owner=alice group=kvm mode=0660
+ *	1234:11e8	mode=0600
+ *
+ * The first word is a PCI address (DDDD:BB:DD.F, or BB:DD.F meaning
+ * domain 0000) or vendor:device in hex, which stands for every matching
+ * device.  See devices.conf(5).
+ */
+#ifndef VFIOCTL_CONFIG_H
+#define VFIOCTL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Limits that keep a hostile file from costing memory or time. */
+#define CONF_MAX_LINE		1024	/* bytes, newline included */
+#define CONF_MAX_SIZE		(1024 * 1024)
+#define CONF_MAX_ENTRIES	4096
+#define CONF_MAX_ERRORS		50	/* reported; parsing goes on */
+#define CONF_NAME_MAX		64
+
+enum conf_kind { CONF_ADDR, CONF_ID };
+
+struct conf_entry {
+	int line;
+	enum conf_kind kind;
+	char addr[16];		/* normalised "dddd:bb:dd.f", CONF_ADDR */
+	unsigned int vendor;	/* CONF_ID */
+	unsigned int device;
+	char owner[CONF_NAME_MAX];	/* as written: a name or a number */
+	char group[CONF_NAME_MAX];
+	bool has_owner, has_group, has_mode;
+	uid_t uid;
+	gid_t gid;
+	unsigned int mode;
+};
+
+struct conf {
+	const char *path;
+	struct conf_entry *entries;
+	size_t n;
+	int errors;		/* counted, also beyond CONF_MAX_ERRORS */
+	FILE *err;		/* where "file:line: message" goes */
+};
+
+/*
+ * conf_load() - parse @path into @c.  Every problem is reported on
+ * @err as "path:line: message" and counted in c->errors.  Returns 0 when
+ * the file was read (check c->errors), -errno when it could not be opened
+ * or read at all.  c->entries is valid until conf_free().
+ */
+int conf_load(struct conf *c, const char *path, FILE *err);
+void conf_free(struct conf *c);
+
+/* conf_error() - report and count a problem found at @line of @c. */
+void conf_error(struct conf *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* conf_warn() - report a problem that does not make the file invalid. */
+void conf_warn(const struct conf *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Device name parsing, shared with the command line. */
+bool parse_pci_addr(const char *s, char out[16]);
+bool parse_pci_id(const char *s, unsigned int *vendor, unsigned int *device);
+
+/* conf_entry_describe() - "owner=alice group=kvm mode=0660" into @buf. */
+void conf_entry_describe(const struct conf_entry *e, char *buf, size_t size);
+
+#endif

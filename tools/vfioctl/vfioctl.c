@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfioctl: bind PCI devices to the vfio-dkms driver and back, from the
+ * command line, from /etc/vfio/devices.conf at boot, and from udev.
+ * See vfioctl(8).
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "vfioctl.h"
+
+void msg_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vfioctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void msg_info(const struct vfioctl *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)v;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(const struct vfioctl *v, int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "list", cmd_list, "every PCI device, its IOMMU group and driver" },
+	{ "status", cmd_status, "configured devices: configured vs actual" },
+	{ "check", cmd_check, "validate the configuration file" },
+	{ "apply", cmd_apply, "bind every configured device to vfio" },
+	{ "bind", cmd_bind, "DEV...  bind devices to vfio" },
+	{ "unbind", cmd_unbind, "DEV...  give devices back to their driver" },
+	{ "unbind-all", cmd_unbind_all, "give back every device on vfio" },
+	{ "udev-owner", cmd_udev_owner, "pci:N  (udev) ownership of a node" },
+	{ "udev-claim", cmd_udev_claim, "DEV  (udev) claim a configured device" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"usage: vfioctl [options] command [args]\n"
+		"options:\n"
+		"  -c, --config FILE      configuration (/etc/vfio/devices.conf)\n"
+		"  -s, --sysfs-root DIR   sysfs to use instead of /sys\n"
+		"      --state-dir DIR    remembered drivers (/run/vfio)\n"
+		"      --dev-dir DIR      group nodes (/dev/vfio)\n"
+		"  -j, --json             machine-readable list and status\n"
+		"  -h, --help             this text\n"
+		"  -V, --version          print the version\n"
+		"commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "exit: 0 ok, 1 usage/config error, 2 partial failure, "
+		   "3 failed (device unchanged),\n      4 restore failed, "
+		   "5 status differs from the configuration\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "sysfs-root", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "dev-dir", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vfioctl v = {
+		.sysfs = "/sys",
+		.config = "/etc/vfio/devices.conf",
+		.state_dir = "/run/vfio",
+		.dev_dir = "/dev/vfio",
+	};
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:s:jhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			v.config = optarg;
+			break;
+		case 's':
+			v.sysfs = optarg;
+			break;
+		case 'S':
+			v.state_dir = optarg;
+			break;
+		case 'D':
+			v.dev_dir = optarg;
+			break;
+		case 'j':
+			v.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("vfioctl %s\n", VFIOCTL_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[optind], commands[i].name))
+			continue;
+		c = commands[i].fn(&v, argc - optind - 1, argv + optind + 1);
+		if (fflush(stdout)) {
+			msg_err("writing output: %m");
+			return c ? c : EXIT_FAILED;
+		}
+		return c;
+	}
+	msg_err("unknown command \"%s\"", argv[optind]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vfioctl: what every part of the tool shares.  There are no globals: the
+ * command line is parsed into one struct vfioctl and passed down.
+ */
+#ifndef VFIOCTL_H
+#define VFIOCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define VFIOCTL_VERSION "1.0"
+
+/* The name our PCI bus driver registers with (DESIGN.md, ABI). */
+#define VFIO_DRIVER "vfio"
+
+/* Exit codes, documented in vfioctl(8). */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,		/* usage or configuration error, nothing done */
+	EXIT_PARTIAL = 2,	/* some devices failed, the others were done */
+	EXIT_FAILED = 3,	/* the operation failed, the device is as it was */
+	EXIT_RESTORE = 4,	/* restoring a device failed: it needs a look */
+	EXIT_DIFFERS = 5,	/* status: the system differs from the config */
+};
+
+struct vfioctl {
+	const char *sysfs;	/* stands for /sys */
+	const char *config;	/* devices.conf */
+	const char *state_dir;	/* remembered previous drivers */
+	const char *dev_dir;	/* where the group nodes appear */
+	bool json;
+	bool verbose;
+};
+
+/* Messages go to stderr prefixed with the program name. */
+void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msg_info(const struct vfioctl *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
