@@ -13,6 +13,8 @@
 #include <linux/mm.h>
 #include <linux/msi.h>
 #include <linux/irqdomain.h>
+#include <linux/pci.h>
+#include <linux/string.h>
 
 /* class_create() lost its owner argument in 6.4. */
 static inline struct class *vfio_class_create(const char *name)
@@ -89,6 +91,23 @@ static inline void vfio_vm_flags_set(struct vm_area_struct *vma,
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;
+#endif
+}
+
+/*
+ * driver_override moved from struct pci_dev into struct device, with its
+ * own lock and setter, in the generic driver_override rework; Debian's
+ * 6.12 took it with stable 6.12.91.  (6.13 .. the mainline release that
+ * has it are not supported.)
+ */
+static inline int vfio_pci_set_driver_override(struct pci_dev *pdev,
+					       const char *name)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 91)
+	return device_set_driver_override(&pdev->dev, name);
+#else
+	return driver_set_override(&pdev->dev, &pdev->driver_override, name,
+				   strlen(name));
 #endif
 }
 

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms PCI bus driver (vfio_pci.ko): hands PCI devices bound to the
+ * driver named "vfio" to the VFIO core and implements their device fds.
+ *
+ * Region N of a device fd starts at N << 40 (VFIO_PCI_OFFSET_SHIFT):
+ * BAR0-5 are regions 0-5, the ROM 6, config space 7.  IRQ indexes: INTx 0,
+ * MSI 1, MSI-X 2, release request 3.
+ */
+#include <linux/iommu.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "../compat.h"
+#include "vfio_pci_private.h"
+
+#define DRIVER_DESC	"VFIO PCI bus driver (vfio-dkms)"
+
+static bool allow_unsafe_interrupts;
+module_param(allow_unsafe_interrupts, bool, 0644);
+MODULE_PARM_DESC(allow_unsafe_interrupts,
+		 "Bind devices whose MSIs are not isolated by interrupt remapping (unsafe: the user can forge interrupts)");
+
+/* Any reset method at all, as probed when the device was added. */
+static bool vfio_pci_has_reset(struct pci_dev *pdev)
+{
+	return pdev->reset_methods[0] != 0;
+}
+
+static bool vfio_pci_match(struct device *dev, const char *buf)
+{
+	return !strcmp(dev_name(dev), buf);
+}
+
+static void vfio_pci_unmap_bars(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	int i;
+
+	for (i = 0; i < VFIO_PCI_NUM_BARS; i++) {
+		if (vdev->barmap[i])
+			pci_iounmap(pdev, vdev->barmap[i]);
+		vdev->barmap[i] = NULL;
+		if (vdev->bar_requested[i])
+			pci_release_selected_regions(pdev, 1 << i);
+		vdev->bar_requested[i] = false;
+	}
+}
+
+static int vfio_pci_map_bars(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	int i, ret;
+
+	for (i = 0; i < VFIO_PCI_NUM_BARS; i++) {
+		if (!pci_resource_len(pdev, i))
+			continue;
+		ret = pci_request_selected_regions(pdev, 1 << i, "vfio");
+		if (ret) {
+			pci_warn(pdev, "BAR %d busy\n", i);
+			goto err;
+		}
+		vdev->bar_requested[i] = true;
+		vdev->barmap[i] = pci_iomap(pdev, i, 0);
+		if (!vdev->barmap[i]) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	return 0;
+err:
+	vfio_pci_unmap_bars(vdev);
+	return ret;
+}
+
+static int vfio_pci_open(void *device_data)
+{
+	struct vfio_pci_device *vdev = device_data;
+	struct pci_dev *pdev = vdev->pdev;
+	int ret;
+
+	mutex_lock(&vdev->lock);
+	if (WARN_ON(vdev->enabled)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = pci_enable_device(pdev);
+	if (ret)
+		goto out;
+
+	/* What release puts back, whatever the user does meanwhile. */
+	pci_save_state(pdev);
+	vdev->saved_state = pci_store_saved_state(pdev);
+	if (!vdev->saved_state) {
+		ret = -ENOMEM;
+		goto err_disable;
+	}
+
+	ret = vfio_pci_map_bars(vdev);
+	if (ret)
+		goto err_free_state;
+
+	vdev->pci_2_3 = pci_intx_mask_supported(pdev);
+	vdev->irq_type = VFIO_PCI_IRQ_NONE;
+	vdev->intx_masked = false;
+	vfio_pci_config_init(vdev);
+	vdev->enabled = true;
+	mutex_unlock(&vdev->lock);
+	return 0;
+
+err_free_state:
+	kfree(vdev->saved_state);
+	vdev->saved_state = NULL;
+err_disable:
+	pci_disable_device(pdev);
+out:
+	mutex_unlock(&vdev->lock);
+	return ret;
+}
+
+static void vfio_pci_release(void *device_data)
+{
+	struct vfio_pci_device *vdev = device_data;
+	struct pci_dev *pdev = vdev->pdev;
+
+	mutex_lock(&vdev->lock);
+	if (!vdev->enabled)
+		goto out;
+
+	/* Stop interrupts and DMA before anything else. */
+	vfio_pci_irqs_disable_all(vdev);
+	pci_clear_master(pdev);
+	vfio_pci_unmap_bars(vdev);
+
+	/*
+	 * Reset what the user may have left running inside the device, but
+	 * not while it is being removed: the device lock is held then, and
+	 * for a hotplug slot the removing pciehp thread holds the slot's
+	 * reset lock that a slot reset would wait for.  IRQs and bus master
+	 * are off already, which is what matters for a departing device.
+	 */
+	if (vdev->reset_works && !READ_ONCE(vdev->removing))
+		pci_try_reset_function(pdev);
+
+	if (vdev->saved_state) {
+		pci_load_and_free_saved_state(pdev, &vdev->saved_state);
+		pci_restore_state(pdev);
+	}
+	pci_disable_device(pdev);
+	vdev->enabled = false;
+out:
+	mutex_unlock(&vdev->lock);
+}
+
+static ssize_t vfio_pci_rw(struct vfio_pci_device *vdev, char __user *buf,
+			   size_t count, loff_t *ppos, bool write)
+{
+	unsigned int index = VFIO_PCI_INDEX(*ppos);
+	ssize_t ret;
+
+	if (*ppos < 0 || index >= VFIO_PCI_NUM_REGIONS)
+		return -EINVAL;
+	if (!count)
+		return 0;
+
+	switch (index) {
+	case VFIO_PCI_CONFIG_REGION_INDEX:
+		mutex_lock(&vdev->lock);
+		ret = vfio_pci_config_rw(vdev, buf, count,
+					 *ppos & VFIO_PCI_OFFSET_MASK, write);
+		mutex_unlock(&vdev->lock);
+		break;
+	case VFIO_PCI_ROM_REGION_INDEX:
+		if (write)
+			return -EINVAL;
+		mutex_lock(&vdev->lock);
+		ret = vfio_pci_rom_read(vdev, buf, count, *ppos);
+		mutex_unlock(&vdev->lock);
+		break;
+	default:
+		ret = vfio_pci_bar_rw(vdev, buf, count, *ppos, write);
+		break;
+	}
+	if (ret > 0)
+		*ppos += ret;
+	return ret;
+}
+
+static ssize_t vfio_pci_read(void *device_data, char __user *buf,
+			     size_t count, loff_t *ppos)
+{
+	return vfio_pci_rw(device_data, buf, count, ppos, false);
+}
+
+static ssize_t vfio_pci_write(void *device_data, const char __user *buf,
+			      size_t count, loff_t *ppos)
+{
+	/* The shared path only copies from buf when writing. */
+	return vfio_pci_rw(device_data, (char __user *)buf, count, ppos, true);
+}
+
+static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma)
+{
+	struct vfio_pci_device *vdev = device_data;
+	struct pci_dev *pdev = vdev->pdev;
+	unsigned int shift = VFIO_PCI_OFFSET_SHIFT - PAGE_SHIFT;
+	unsigned long index = vma->vm_pgoff >> shift;
+	unsigned long pgoff = vma->vm_pgoff & ((1UL << shift) - 1);
+	unsigned long len = vma->vm_end - vma->vm_start;
+	u64 size;
+
+	if (index >= VFIO_PCI_NUM_BARS)
+		return -EINVAL;
+	/* A private COW copy of device memory makes no sense. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (!vfio_pci_bar_is_mem(pdev, index) || !vdev->barmap[index])
+		return -EINVAL;
+	size = pci_resource_len(pdev, index);
+	if (size < PAGE_SIZE)
+		return -EINVAL;
+	if (pgoff >= size >> PAGE_SHIFT ||
+	    len > size - ((u64)pgoff << PAGE_SHIFT))
+		return -EINVAL;
+
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	vfio_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND |
+			  VM_DONTDUMP);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (pci_resource_start(pdev, index) >>
+				   PAGE_SHIFT) + pgoff,
+				  len, vma->vm_page_prot);
+}
+
+/* ---------------- ioctls ---------------------------------------------- */
+
+static long vfio_pci_get_info(struct vfio_pci_device *vdev, void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_device_info, num_irqs);
+	struct vfio_device_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz)
+		return -EINVAL;
+	/* Every output field is written: nothing of the caller's stays. */
+	info.flags = vdev->reset_works ? VFIO_DEVICE_FLAGS_RESET : 0;
+	info.num_regions = VFIO_PCI_NUM_REGIONS;
+	info.num_irqs = VFIO_PCI_NUM_IRQS;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vfio_pci_get_region_info(struct vfio_pci_device *vdev,
+				     void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_region_info, offset);
+	struct pci_dev *pdev = vdev->pdev;
+	struct vfio_region_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_REGIONS)
+		return -EINVAL;
+
+	info.flags = 0;
+	info.resv = 0;
+	info.offset = VFIO_PCI_INDEX_TO_OFFSET(info.index);
+	switch (info.index) {
+	case VFIO_PCI_CONFIG_REGION_INDEX:
+		info.size = pdev->cfg_size;
+		break;
+	case VFIO_PCI_ROM_REGION_INDEX:
+		info.size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
+		if (info.size)
+			info.flags = VFIO_REGION_INFO_FLAG_RO;
+		break;
+	default:
+		info.size = pci_resource_len(pdev, info.index);
+		if (vfio_pci_bar_is_mem(pdev, info.index) &&
+		    info.size >= PAGE_SIZE)
+			info.flags = VFIO_REGION_INFO_FLAG_MMAP;
+		break;
+	}
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vfio_pci_get_irq_info(struct vfio_pci_device *vdev,
+				  void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_irq_info, count);
+	struct vfio_irq_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
+		return -EINVAL;
+
+	info.count = vfio_pci_irq_count(vdev, info.index);
+	info.flags = 0;
+	if (info.index == VFIO_PCI_INTX_IRQ_INDEX && info.count)
+		info.flags = VFIO_IRQ_INFO_FLAG_LEVEL;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+/* SET_IRQ_EVENTFDS and SET_UNMASK_IRQ_EVENTFDS share their argument. */
+static long vfio_pci_set_eventfds(struct vfio_pci_device *vdev,
+				  void __user *arg, bool unmask)
+{
+	const size_t minsz = offsetofend(struct vfio_irq_eventfds, count);
+	struct vfio_irq_eventfds hdr;
+	s32 *fds = NULL;
+	long ret;
+
+	if (copy_from_user(&hdr, arg, minsz))
+		return -EFAULT;
+	if (hdr.argsz < minsz || hdr.flags || hdr.index >= VFIO_PCI_NUM_IRQS)
+		return -EINVAL;
+	if (hdr.count > vfio_pci_irq_count(vdev, hdr.index))
+		return -EINVAL;
+	if (hdr.argsz - minsz < (u64)hdr.count * sizeof(s32))
+		return -EINVAL;
+
+	if (hdr.count) {
+		fds = memdup_user(arg + minsz, hdr.count * sizeof(s32));
+		if (IS_ERR(fds))
+			return PTR_ERR(fds);
+	}
+
+	mutex_lock(&vdev->lock);
+	if (unmask)
+		ret = vfio_pci_set_unmask_eventfds(vdev, hdr.index, hdr.count,
+						   fds);
+	else
+		ret = vfio_pci_set_irq_eventfds(vdev, hdr.index, hdr.count,
+						fds);
+	mutex_unlock(&vdev->lock);
+	kfree(fds);
+	return ret;
+}
+
+static long vfio_pci_ioctl_unmask(struct vfio_pci_device *vdev,
+				  void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_unmask_irq, subindex);
+	struct vfio_unmask_irq un;
+	long ret;
+
+	if (copy_from_user(&un, arg, minsz))
+		return -EFAULT;
+	if (un.argsz < minsz || un.flags)
+		return -EINVAL;
+
+	mutex_lock(&vdev->lock);
+	ret = vfio_pci_unmask_irq(vdev, un.index, un.subindex);
+	mutex_unlock(&vdev->lock);
+	return ret;
+}
+
+static long vfio_pci_reset(struct vfio_pci_device *vdev)
+{
+	long ret;
+
+	if (!vdev->reset_works)
+		return -EINVAL;
+	/*
+	 * try_: a remove() waiting for this device holds its device lock
+	 * and waits for us; sleeping on that lock would never end.
+	 */
+	mutex_lock(&vdev->lock);
+	ret = pci_try_reset_function(vdev->pdev);
+	mutex_unlock(&vdev->lock);
+	return ret;
+}
+
+static long vfio_pci_ioctl(void *device_data, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct vfio_pci_device *vdev = device_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case VFIO_DEVICE_GET_INFO:
+		return vfio_pci_get_info(vdev, uarg);
+	case VFIO_DEVICE_GET_REGION_INFO:
+		return vfio_pci_get_region_info(vdev, uarg);
+	case VFIO_DEVICE_GET_IRQ_INFO:
+		return vfio_pci_get_irq_info(vdev, uarg);
+	case VFIO_DEVICE_SET_IRQ_EVENTFDS:
+		return vfio_pci_set_eventfds(vdev, uarg, false);
+	case VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS:
+		return vfio_pci_set_eventfds(vdev, uarg, true);
+	case VFIO_DEVICE_UNMASK_IRQ:
+		return vfio_pci_ioctl_unmask(vdev, uarg);
+	case VFIO_DEVICE_RESET:
+		return vfio_pci_reset(vdev);
+	}
+	return -ENOTTY;
+}
+
+static void vfio_pci_request(void *device_data, unsigned int count)
+{
+	struct vfio_pci_device *vdev = device_data;
+
+	if (count == 1)
+		pci_info(vdev->pdev, "asking the user to release the device\n");
+	vfio_pci_signal_request(vdev);
+}
+
+static const struct vfio_device_ops vfio_pci_ops = {
+	.match		= vfio_pci_match,
+	.open		= vfio_pci_open,
+	.release	= vfio_pci_release,
+	.read		= vfio_pci_read,
+	.write		= vfio_pci_write,
+	.ioctl		= vfio_pci_ioctl,
+	.mmap		= vfio_pci_mmap,
+	.request	= vfio_pci_request,
+};
+
+/* ---------------- driver ---------------------------------------------- */
+
+static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vfio_pci_device *vdev;
+	struct iommu_group *group;
+	bool isolated;
+	int ret;
+
+	/* Bridges own other devices' windows and bus numbers. */
+	if (pdev->hdr_type != PCI_HEADER_TYPE_NORMAL)
+		return -EINVAL;
+
+	group = iommu_group_get(&pdev->dev);
+	if (!group)
+		return -ENODEV;
+	isolated = vfio_group_has_isolated_msi(group, &pdev->dev);
+	iommu_group_put(group);
+	if (!isolated && !allow_unsafe_interrupts) {
+		pci_warn(pdev, "no interrupt remapping: its MSIs could reach any vector; refusing (allow_unsafe_interrupts=1 overrides)\n");
+		return -EPERM;
+	}
+
+	vdev = kzalloc(sizeof(*vdev), GFP_KERNEL);
+	if (!vdev)
+		return -ENOMEM;
+	vdev->pdev = pdev;
+	mutex_init(&vdev->lock);
+	spin_lock_init(&vdev->irqlock);
+	vdev->reset_works = vfio_pci_has_reset(pdev);
+	pci_set_drvdata(pdev, vdev);
+
+	ret = vfio_register_device(&pdev->dev, &vfio_pci_ops, vdev);
+	if (ret) {
+		pci_set_drvdata(pdev, NULL);
+		mutex_destroy(&vdev->lock);
+		kfree(vdev);
+	}
+	return ret;
+}
+
+static void vfio_pci_remove(struct pci_dev *pdev)
+{
+	struct vfio_pci_device *vdev = pci_get_drvdata(pdev);
+
+	WRITE_ONCE(vdev->removing, true);
+	/* Returns only once no op can run any more, release included. */
+	vfio_unregister_device(&pdev->dev);
+	pci_set_drvdata(pdev, NULL);
+	mutex_destroy(&vdev->lock);
+	kfree(vdev);
+}
+
+/* No id table: devices come through new_id or driver_override only. */
+static struct pci_driver vfio_pci_driver = {
+	.name			= "vfio",
+	.probe			= vfio_pci_probe,
+	.remove			= vfio_pci_remove,
+	.driver_managed_dma	= true,
+};
+
+/*
+ * A device that appears in a group a user holds must never meet a host
+ * driver: it would share the user's DMA context.  Claim it for "vfio" as
+ * it is added, before the driver core looks for a driver.
+ */
+static int vfio_pci_bus_notify(struct notifier_block *nb,
+			       unsigned long action, void *data)
+{
+	struct device *dev = data;
+	int ret;
+
+	switch (action) {
+	case BUS_NOTIFY_ADD_DEVICE:
+		if (!vfio_group_add_dev(dev))
+			break;
+		ret = vfio_pci_set_driver_override(to_pci_dev(dev),
+						   vfio_pci_driver.name);
+		if (ret)
+			dev_warn(dev, "in a group in use, but cannot claim it for vfio: %d\n",
+				 ret);
+		else
+			dev_info(dev, "claimed for vfio: its group is in use\n");
+		break;
+	case BUS_NOTIFY_DEL_DEVICE:
+		vfio_group_del_dev(dev);
+		break;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block vfio_pci_nb = {
+	.notifier_call = vfio_pci_bus_notify,
+};
+
+static int __init vfio_pci_init(void)
+{
+	int ret;
+
+	ret = bus_register_notifier(&pci_bus_type, &vfio_pci_nb);
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&vfio_pci_driver);
+	if (ret)
+		bus_unregister_notifier(&pci_bus_type, &vfio_pci_nb);
+	return ret;
+}
+
+static void __exit vfio_pci_exit(void)
+{
+	pci_unregister_driver(&vfio_pci_driver);
+	bus_unregister_notifier(&pci_bus_type, &vfio_pci_nb);
+}
+
+module_init(vfio_pci_init);
+module_exit(vfio_pci_exit);
+
+MODULE_VERSION(VFIO_DKMS_VERSION);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_SOFTDEP("pre: vfio");

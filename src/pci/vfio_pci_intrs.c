@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms PCI bus driver: interrupts.
+ *
+ * INTx is level triggered, so each delivery masks it (INTx disable in the
+ * command register on PCI 2.3 devices, the IRQ line otherwise) until the
+ * user has serviced the device and unmasks it, by ioctl or by writing an
+ * unmask eventfd.  MSI and MSI-X are edge triggered: every vector simply
+ * signals its eventfd.  Only one of INTx, MSI and MSI-X can be active.
+ *
+ * Callers hold vdev->lock for everything except the IRQ handlers, the
+ * unmask work and vfio_pci_signal_request().
+ */
+#include <linux/eventfd.h>
+#include <linux/file.h>
+#include <linux/interrupt.h>
+#include <linux/pci.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+
+#include "../compat.h"
+#include "vfio_pci_private.h"
+
+int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	int n;
+
+	switch (index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		return pdev->pin ? 1 : 0;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		n = pci_msi_vec_count(pdev);
+		return n > 0 ? n : 0;
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		n = pci_msix_vec_count(pdev);
+		return n > 0 ? n : 0;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Set the real INTx disable bit.  Under irqlock so that it cannot race
+ * with the read-modify-write the INTx handler does on the same register.
+ */
+static void vfio_pci_set_intx_disable(struct vfio_pci_device *vdev,
+				      bool disable)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	unsigned long flags;
+	u16 cmd, new;
+
+	spin_lock_irqsave(&vdev->irqlock, flags);
+	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+	new = disable ? cmd | PCI_COMMAND_INTX_DISABLE :
+			cmd & ~PCI_COMMAND_INTX_DISABLE;
+	if (new != cmd)
+		pci_write_config_word(pdev, PCI_COMMAND, new);
+	spin_unlock_irqrestore(&vdev->irqlock, flags);
+}
+
+/* ---------------- INTx ------------------------------------------------ */
+
+static irqreturn_t vfio_pci_intx_handler(int irq, void *arg)
+{
+	struct vfio_pci_device *vdev = arg;
+	irqreturn_t ret = IRQ_NONE;
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->irqlock, flags);
+	if (!vdev->pci_2_3) {
+		/* The line is ours alone (requested without IRQF_SHARED). */
+		disable_irq_nosync(irq);
+		vdev->intx_masked = true;
+		ret = IRQ_HANDLED;
+	} else if (!vdev->intx_masked && pci_check_and_mask_intx(vdev->pdev)) {
+		vdev->intx_masked = true;
+		ret = IRQ_HANDLED;
+	}
+	if (ret == IRQ_HANDLED && vdev->intx_trigger)
+		vfio_eventfd_signal(vdev->intx_trigger);
+	spin_unlock_irqrestore(&vdev->irqlock, flags);
+
+	return ret;
+}
+
+static void vfio_pci_intx_unmask(struct vfio_pci_device *vdev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->irqlock, flags);
+	if (vdev->intx_masked) {
+		if (!vdev->pci_2_3) {
+			vdev->intx_masked = false;
+			enable_irq(vdev->pdev->irq);
+		} else if (pci_check_and_unmask_intx(vdev->pdev)) {
+			vdev->intx_masked = false;
+		} else if (vdev->intx_trigger) {
+			/*
+			 * The device still asserts the line: stay masked and
+			 * tell the user again, as a level IRQ would.
+			 */
+			vfio_eventfd_signal(vdev->intx_trigger);
+		}
+	}
+	spin_unlock_irqrestore(&vdev->irqlock, flags);
+}
+
+static void vfio_pci_unmask_work(struct work_struct *work)
+{
+	struct vfio_pci_unmask *u = container_of(work, struct vfio_pci_unmask,
+						 work);
+
+	vfio_pci_intx_unmask(u->vdev);
+}
+
+/*
+ * Runs under the eventfd's wait queue lock, possibly in IRQ context: only
+ * consume the count and defer the unmask, which takes irqlock (the INTx
+ * handler signals eventfds under irqlock, so taking it here would invert
+ * the order).  EPOLLHUP (the user closed the eventfd) is ignored: our ctx
+ * reference keeps the wait queue alive until teardown.
+ */
+static int vfio_pci_unmask_wakeup(wait_queue_entry_t *wait, unsigned int mode,
+				  int sync, void *key)
+{
+	struct vfio_pci_unmask *u = container_of(wait, struct vfio_pci_unmask,
+						 wait);
+	__poll_t events = key_to_poll(key);
+	u64 cnt;
+
+	if (events & EPOLLIN) {
+		eventfd_ctx_do_read(u->ctx, &cnt);
+		schedule_work(&u->work);
+	}
+	return 0;
+}
+
+static void vfio_pci_unmask_queue(struct file *file, wait_queue_head_t *wqh,
+				  poll_table *pt)
+{
+	struct vfio_pci_unmask *u = container_of(pt, struct vfio_pci_unmask,
+						 pt);
+
+	add_wait_queue(wqh, &u->wait);
+}
+
+static void vfio_pci_unmask_teardown(struct vfio_pci_device *vdev)
+{
+	struct vfio_pci_unmask *u = vdev->unmask;
+	u64 cnt;
+
+	if (!u)
+		return;
+	/* After this no wakeup can queue the work again. */
+	eventfd_ctx_remove_wait_queue(u->ctx, &u->wait, &cnt);
+	cancel_work_sync(&u->work);
+	eventfd_ctx_put(u->ctx);
+	kfree(u);
+	vdev->unmask = NULL;
+}
+
+/* Hook the eventfd @file (a reference the caller keeps) up as unmask. */
+static int vfio_pci_unmask_setup(struct vfio_pci_device *vdev,
+				 struct file *file)
+{
+	struct vfio_pci_unmask *u;
+	__poll_t events;
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return -ENOMEM;
+	u->ctx = eventfd_ctx_fileget(file);
+	if (IS_ERR(u->ctx)) {
+		int ret = PTR_ERR(u->ctx);
+
+		kfree(u);
+		return ret;
+	}
+	u->vdev = vdev;
+	INIT_WORK(&u->work, vfio_pci_unmask_work);
+	init_waitqueue_func_entry(&u->wait, vfio_pci_unmask_wakeup);
+	init_poll_funcptr(&u->pt, vfio_pci_unmask_queue);
+	vdev->unmask = u;
+
+	events = vfs_poll(file, &u->pt);
+	/* A write that came before we were listening still counts. */
+	if (events & EPOLLIN)
+		schedule_work(&u->work);
+	return 0;
+}
+
+static int vfio_pci_intx_enable(struct vfio_pci_device *vdev,
+				struct eventfd_ctx *trigger)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	unsigned long irqflags;
+	char *name;
+	int ret;
+
+	if (!pdev->irq)
+		return -ENODEV;
+	name = kasprintf(GFP_KERNEL, "vfio-intx(%s)", pci_name(pdev));
+	if (!name)
+		return -ENOMEM;
+
+	vdev->intx_masked = false;
+	vdev->intx_trigger = trigger;
+	/* Without INTx masking the only way to mask is the whole line. */
+	irqflags = vdev->pci_2_3 ? IRQF_SHARED : 0;
+	if (vdev->pci_2_3)
+		vfio_pci_set_intx_disable(vdev, false);
+
+	ret = request_irq(pdev->irq, vfio_pci_intx_handler, irqflags, name,
+			  vdev);
+	if (ret) {
+		vdev->intx_trigger = NULL;
+		kfree(name);
+		return ret;
+	}
+	vdev->intx_name = name;
+	vdev->irq_type = VFIO_PCI_IRQ_INTX;
+	return 0;
+}
+
+static void vfio_pci_intx_disable(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	struct eventfd_ctx *trigger;
+
+	vfio_pci_unmask_teardown(vdev);
+	/*
+	 * A line left disabled by the handler needs no enable_irq(): when
+	 * its last action goes, the IRQ core shuts the line down and resets
+	 * its disable depth.
+	 */
+	free_irq(pdev->irq, vdev);
+
+	spin_lock_irq(&vdev->irqlock);
+	trigger = vdev->intx_trigger;
+	vdev->intx_trigger = NULL;
+	vdev->intx_masked = false;
+	spin_unlock_irq(&vdev->irqlock);
+	if (trigger)
+		eventfd_ctx_put(trigger);
+
+	kfree(vdev->intx_name);
+	vdev->intx_name = NULL;
+	vdev->irq_type = VFIO_PCI_IRQ_NONE;
+	/* The user owns the INTx disable bit again. */
+	if (vdev->pci_2_3)
+		vfio_pci_set_intx_disable(vdev, vdev->vcmd_intx);
+}
+
+/* Consumes the reference on @trigger (may be NULL: unconnected). */
+static int vfio_pci_intx_set(struct vfio_pci_device *vdev,
+			     struct eventfd_ctx *trigger)
+{
+	struct eventfd_ctx *old;
+	int ret;
+
+	if (vdev->irq_type == VFIO_PCI_IRQ_INTX) {
+		spin_lock_irq(&vdev->irqlock);
+		old = vdev->intx_trigger;
+		vdev->intx_trigger = trigger;
+		spin_unlock_irq(&vdev->irqlock);
+		/* The handler only uses the trigger under irqlock. */
+		if (old)
+			eventfd_ctx_put(old);
+		return 0;
+	}
+
+	ret = vfio_pci_intx_enable(vdev, trigger);
+	if (ret && trigger)
+		eventfd_ctx_put(trigger);
+	return ret;
+}
+
+/* ---------------- MSI and MSI-X --------------------------------------- */
+
+static irqreturn_t vfio_pci_msi_handler(int irq, void *arg)
+{
+	struct vfio_pci_vector *v = arg;
+
+	/* Set before request_irq() and cleared only after free_irq(). */
+	vfio_eventfd_signal(v->trigger);
+	return IRQ_HANDLED;
+}
+
+static void vfio_pci_vector_clear(struct vfio_pci_vector *v)
+{
+	if (!v->trigger)
+		return;
+	free_irq(v->irq, v);
+	eventfd_ctx_put(v->trigger);
+	v->trigger = NULL;
+	kfree(v->name);
+	v->name = NULL;
+}
+
+/* Consumes the reference on @trigger (may be NULL: unconnected). */
+static int vfio_pci_vector_set(struct vfio_pci_device *vdev, unsigned int i,
+			       struct eventfd_ctx *trigger)
+{
+	struct vfio_pci_vector *v = &vdev->vectors[i];
+	bool msix = vdev->irq_type == VFIO_PCI_IRQ_MSIX;
+	int ret;
+
+	vfio_pci_vector_clear(v);
+	if (!trigger)
+		return 0;
+
+	v->name = kasprintf(GFP_KERNEL, "vfio-msi%s[%u](%s)", msix ? "x" : "",
+			    i, pci_name(vdev->pdev));
+	if (!v->name) {
+		eventfd_ctx_put(trigger);
+		return -ENOMEM;
+	}
+	v->trigger = trigger;
+	ret = request_irq(v->irq, vfio_pci_msi_handler, 0, v->name, v);
+	if (ret) {
+		v->trigger = NULL;
+		kfree(v->name);
+		v->name = NULL;
+		eventfd_ctx_put(trigger);
+	}
+	return ret;
+}
+
+static void vfio_pci_msi_disable(struct vfio_pci_device *vdev)
+{
+	int i;
+
+	for (i = 0; i < vdev->num_vectors; i++)
+		vfio_pci_vector_clear(&vdev->vectors[i]);
+	pci_free_irq_vectors(vdev->pdev);
+	kfree(vdev->vectors);
+	vdev->vectors = NULL;
+	vdev->num_vectors = 0;
+	vdev->irq_type = VFIO_PCI_IRQ_NONE;
+	/* Disabling MSI re-enabled INTx; the user's bit rules again. */
+	if (vdev->pci_2_3)
+		vfio_pci_set_intx_disable(vdev, vdev->vcmd_intx);
+}
+
+static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
+			       enum vfio_pci_irq_type type, unsigned int count)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	unsigned int flag = type == VFIO_PCI_IRQ_MSIX ? PCI_IRQ_MSIX :
+							PCI_IRQ_MSI;
+	unsigned int i;
+	int ret;
+
+	vdev->vectors = kcalloc(count, sizeof(*vdev->vectors), GFP_KERNEL);
+	if (!vdev->vectors)
+		return -ENOMEM;
+	ret = pci_alloc_irq_vectors(pdev, count, count, flag);
+	if (ret < 0) {
+		kfree(vdev->vectors);
+		vdev->vectors = NULL;
+		return ret;
+	}
+	for (i = 0; i < count; i++)
+		vdev->vectors[i].irq = pci_irq_vector(pdev, i);
+	vdev->num_vectors = count;
+	vdev->irq_type = type;
+	return 0;
+}
+
+/* Consumes the references in @ctxs. */
+static int vfio_pci_msi_set(struct vfio_pci_device *vdev,
+			    enum vfio_pci_irq_type type, unsigned int count,
+			    struct eventfd_ctx **ctxs)
+{
+	unsigned int i;
+	int ret = 0;
+
+	/* MSI cannot grow or shrink while enabled: start over. */
+	if (vdev->irq_type == type && vdev->num_vectors != count)
+		vfio_pci_msi_disable(vdev);
+	if (vdev->irq_type == VFIO_PCI_IRQ_NONE)
+		ret = vfio_pci_msi_enable(vdev, type, count);
+
+	for (i = 0; i < count; i++) {
+		if (!ret)
+			ret = vfio_pci_vector_set(vdev, i, ctxs[i]);
+		else if (ctxs[i])
+			eventfd_ctx_put(ctxs[i]);
+	}
+	/* Leave the index off rather than half connected. */
+	if (ret && vdev->irq_type == type)
+		vfio_pci_msi_disable(vdev);
+	return ret;
+}
+
+/* ---------------- release request ------------------------------------- */
+
+static void vfio_pci_req_set(struct vfio_pci_device *vdev,
+			     struct eventfd_ctx *trigger)
+{
+	struct eventfd_ctx *old;
+
+	spin_lock_irq(&vdev->irqlock);
+	old = vdev->req_trigger;
+	vdev->req_trigger = trigger;
+	spin_unlock_irq(&vdev->irqlock);
+	if (old)
+		eventfd_ctx_put(old);
+}
+
+void vfio_pci_signal_request(struct vfio_pci_device *vdev)
+{
+	unsigned long flags;
+	bool signalled = false;
+
+	spin_lock_irqsave(&vdev->irqlock, flags);
+	if (vdev->req_trigger) {
+		vfio_eventfd_signal(vdev->req_trigger);
+		signalled = true;
+	}
+	spin_unlock_irqrestore(&vdev->irqlock, flags);
+	if (!signalled)
+		dev_notice_ratelimited(&vdev->pdev->dev,
+				       "release requested, no eventfd to tell the user\n");
+}
+
+/* ---------------- ioctl entry points ---------------------------------- */
+
+static enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
+{
+	switch (index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		return VFIO_PCI_IRQ_INTX;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		return VFIO_PCI_IRQ_MSI;
+	default:
+		return VFIO_PCI_IRQ_MSIX;
+	}
+}
+
+static void vfio_pci_put_ctxs(struct eventfd_ctx **ctxs, unsigned int count)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++)
+		if (ctxs[i])
+			eventfd_ctx_put(ctxs[i]);
+}
+
+/* Resolve every fd first, so that a bad one changes nothing. */
+static int vfio_pci_get_ctxs(const s32 *fds, unsigned int count,
+			     struct eventfd_ctx **ctxs)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++) {
+		if (fds[i] == -1)
+			continue;
+		ctxs[i] = eventfd_ctx_fdget(fds[i]);
+		if (IS_ERR(ctxs[i])) {
+			int ret = PTR_ERR(ctxs[i]);
+
+			ctxs[i] = NULL;
+			vfio_pci_put_ctxs(ctxs, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * VFIO_DEVICE_SET_IRQ_EVENTFDS: @count was checked against the index's
+ * IRQ count; count 0 disables the index.
+ */
+int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
+			      unsigned int index, unsigned int count,
+			      const s32 *fds)
+{
+	enum vfio_pci_irq_type type;
+	struct eventfd_ctx **ctxs;
+	int ret;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (index == VFIO_PCI_REQ_IRQ_INDEX) {
+		struct eventfd_ctx *trigger = NULL;
+
+		if (count && fds[0] != -1) {
+			trigger = eventfd_ctx_fdget(fds[0]);
+			if (IS_ERR(trigger))
+				return PTR_ERR(trigger);
+		}
+		vfio_pci_req_set(vdev, trigger);
+		return 0;
+	}
+
+	type = vfio_pci_index_type(index);
+	if (!count) {
+		if (vdev->irq_type == VFIO_PCI_IRQ_INTX && type == vdev->irq_type)
+			vfio_pci_intx_disable(vdev);
+		else if (type == vdev->irq_type)
+			vfio_pci_msi_disable(vdev);
+		return 0;
+	}
+	if (vdev->irq_type != VFIO_PCI_IRQ_NONE && vdev->irq_type != type)
+		return -EBUSY;
+
+	ctxs = kcalloc(count, sizeof(*ctxs), GFP_KERNEL);
+	if (!ctxs)
+		return -ENOMEM;
+	ret = vfio_pci_get_ctxs(fds, count, ctxs);
+	if (ret)
+		goto out;
+
+	if (type == VFIO_PCI_IRQ_INTX)
+		ret = vfio_pci_intx_set(vdev, ctxs[0]);
+	else
+		ret = vfio_pci_msi_set(vdev, type, count, ctxs);
+out:
+	kfree(ctxs);
+	return ret;
+}
+
+/* VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS: only INTx is level triggered. */
+int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
+				 unsigned int index, unsigned int count,
+				 const s32 *fds)
+{
+	struct file *file = NULL;
+	int ret = 0;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (index != VFIO_PCI_INTX_IRQ_INDEX || count > 1 ||
+	    vdev->irq_type != VFIO_PCI_IRQ_INTX)
+		return -EINVAL;
+
+	if (count && fds[0] != -1) {
+		file = eventfd_fget(fds[0]);
+		if (IS_ERR(file))
+			return PTR_ERR(file);
+	}
+	vfio_pci_unmask_teardown(vdev);
+	if (file) {
+		ret = vfio_pci_unmask_setup(vdev, file);
+		fput(file);
+	}
+	return ret;
+}
+
+int vfio_pci_unmask_irq(struct vfio_pci_device *vdev, unsigned int index,
+			unsigned int subindex)
+{
+	lockdep_assert_held(&vdev->lock);
+
+	if (index != VFIO_PCI_INTX_IRQ_INDEX || subindex != 0 ||
+	    vdev->irq_type != VFIO_PCI_IRQ_INTX)
+		return -EINVAL;
+	vfio_pci_intx_unmask(vdev);
+	return 0;
+}
+
+/* From release: nothing may fire or hold an eventfd afterwards. */
+void vfio_pci_irqs_disable_all(struct vfio_pci_device *vdev)
+{
+	lockdep_assert_held(&vdev->lock);
+
+	switch (vdev->irq_type) {
+	case VFIO_PCI_IRQ_INTX:
+		vfio_pci_intx_disable(vdev);
+		break;
+	case VFIO_PCI_IRQ_MSI:
+	case VFIO_PCI_IRQ_MSIX:
+		vfio_pci_msi_disable(vdev);
+		break;
+	case VFIO_PCI_IRQ_NONE:
+		break;
+	}
+	vfio_pci_req_set(vdev, NULL);
+}

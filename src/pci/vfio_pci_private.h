@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vfio-dkms: state shared by the files of the PCI bus driver (vfio_pci.ko).
+ *
+ * Device fd layout: region N lives at offset N << VFIO_PCI_OFFSET_SHIFT.
+ * 40 bits leave room for a 1 TiB BAR while the eight PCI regions still end
+ * far below the largest loff_t, and the shift is fixed so that a user can
+ * compute offsets without asking (they are also in REGION_INFO).
+ */
+#ifndef VFIO_PCI_PRIVATE_H
+#define VFIO_PCI_PRIVATE_H
+
+#include <linux/eventfd.h>
+#include <linux/interrupt.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/poll.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "../vfio.h"
+
+#define VFIO_PCI_OFFSET_SHIFT	40
+#define VFIO_PCI_OFFSET_MASK	((1ULL << VFIO_PCI_OFFSET_SHIFT) - 1)
+#define VFIO_PCI_INDEX(off)	((u64)(off) >> VFIO_PCI_OFFSET_SHIFT)
+#define VFIO_PCI_INDEX_TO_OFFSET(i)	((u64)(i) << VFIO_PCI_OFFSET_SHIFT)
+
+#define VFIO_PCI_NUM_BARS	6
+
+/* What the device's interrupts are currently routed through. */
+enum vfio_pci_irq_type {
+	VFIO_PCI_IRQ_NONE,
+	VFIO_PCI_IRQ_INTX,
+	VFIO_PCI_IRQ_MSI,
+	VFIO_PCI_IRQ_MSIX,
+};
+
+/* One MSI or MSI-X vector handed to the user. */
+struct vfio_pci_vector {
+	struct eventfd_ctx	*trigger;	/* NULL: left unconnected */
+	int			irq;		/* Linux IRQ number */
+	char			*name;		/* shown in /proc/interrupts */
+};
+
+/* The eventfd whose writes unmask INTx (SET_UNMASK_IRQ_EVENTFDS). */
+struct vfio_pci_unmask {
+	struct eventfd_ctx	*ctx;
+	wait_queue_entry_t	wait;
+	poll_table		pt;
+	struct work_struct	work;
+	struct vfio_pci_device	*vdev;
+};
+
+struct vfio_pci_device {
+	struct pci_dev		*pdev;
+
+	/*
+	 * Serialises the user's ioctls, config space accesses and ROM reads
+	 * against each other, and protects the open-time state below
+	 * (saved_state, the virtual config, irq_type, vectors, unmask).
+	 * BAR read/write and mmap only use barmap, which is set up by open
+	 * and torn down by release; the core never runs those concurrently
+	 * with other ops, so they do not take it.
+	 */
+	struct mutex		lock;
+
+	/*
+	 * Protects intx_masked, intx_trigger and req_trigger, and makes the
+	 * read-modify-write of the real command register atomic against
+	 * the INTx handler, which flips its INTx-disable bit.  Taken in hard
+	 * IRQ context.
+	 */
+	spinlock_t		irqlock;
+
+	bool			enabled;	/* between open and release */
+	bool			removing;	/* remove() holds the dev lock */
+	bool			reset_works;
+	bool			pci_2_3;	/* INTx masking via command */
+
+	struct pci_saved_state	*saved_state;
+
+	void __iomem		*barmap[VFIO_PCI_NUM_BARS];
+	bool			bar_requested[VFIO_PCI_NUM_BARS];
+
+	/* Virtual config space: what the user sees and last wrote. */
+	u32			vbar[VFIO_PCI_NUM_BARS];
+	u32			vrom;
+	u16			vcmd_intx;	/* user's INTx disable bit */
+	u8			vcacheline;
+	u8			vlatency;
+	u8			vintline;
+
+	enum vfio_pci_irq_type	irq_type;
+	int			num_vectors;	/* MSI/MSI-X vectors in use */
+	struct vfio_pci_vector	*vectors;
+	bool			intx_masked;
+	struct eventfd_ctx	*intx_trigger;
+	char			*intx_name;
+	struct vfio_pci_unmask	*unmask;
+	struct eventfd_ctx	*req_trigger;
+};
+
+static inline bool vfio_pci_bar_is_mem(struct pci_dev *pdev, int bar)
+{
+	return pci_resource_flags(pdev, bar) & IORESOURCE_MEM;
+}
+
+static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
+{
+	return pci_resource_flags(pdev, bar) & IORESOURCE_IO;
+}
+
+/* vfio_pci_config.c */
+void vfio_pci_config_init(struct vfio_pci_device *vdev);
+ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char __user *buf,
+			   size_t count, loff_t pos, bool write);
+
+/* vfio_pci_rdwr.c */
+ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
+			size_t count, loff_t pos, bool write);
+ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
+			  size_t count, loff_t pos);
+
+/* vfio_pci_intrs.c */
+int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index);
+int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
+			      unsigned int index, unsigned int count,
+			      const s32 *fds);
+int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
+				 unsigned int index, unsigned int count,
+				 const s32 *fds);
+int vfio_pci_unmask_irq(struct vfio_pci_device *vdev, unsigned int index,
+			unsigned int subindex);
+void vfio_pci_irqs_disable_all(struct vfio_pci_device *vdev);
+void vfio_pci_signal_request(struct vfio_pci_device *vdev);
+
+#endif /* VFIO_PCI_PRIVATE_H */

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms PCI bus driver: read/write of the BARs (regions 0-5) and the
+ * expansion ROM (region 6).
+ *
+ * Device registers often only decode naturally aligned accesses of the
+ * size they were designed for, so a user buffer is split into the largest
+ * naturally aligned 8, 4, 2 or 1 byte accesses (I/O ports stop at 4).
+ * Data is kept in the device's little-endian byte order, so a read of a
+ * 32-bit register gives the same bytes as the device would put on the bus.
+ * An access starting outside the region fails with -EINVAL; one running
+ * past its end is cut short.
+ */
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "vfio_pci_private.h"
+
+static size_t vfio_pci_access_size(u64 off, size_t left, bool io)
+{
+	if (!io && left >= 8 && !(off & 7))
+		return 8;
+	if (left >= 4 && !(off & 3))
+		return 4;
+	if (left >= 2 && !(off & 1))
+		return 2;
+	return 1;
+}
+
+static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
+{
+	union {
+		u8 b;
+		__le16 w;
+		__le32 l;
+		__le64 q;
+	} v;
+
+	switch (n) {
+	case 8:
+		v.q = cpu_to_le64(readq(addr));
+		break;
+	case 4:
+		v.l = cpu_to_le32(ioread32(addr));
+		break;
+	case 2:
+		v.w = cpu_to_le16(ioread16(addr));
+		break;
+	default:
+		v.b = ioread8(addr);
+		break;
+	}
+	return copy_to_user(buf, &v, n) ? -EFAULT : 0;
+}
+
+static int vfio_pci_io_write(void __iomem *addr, size_t n,
+			     const char __user *buf)
+{
+	union {
+		u8 b;
+		__le16 w;
+		__le32 l;
+		__le64 q;
+	} v;
+
+	if (copy_from_user(&v, buf, n))
+		return -EFAULT;
+	switch (n) {
+	case 8:
+		writeq(le64_to_cpu(v.q), addr);
+		break;
+	case 4:
+		iowrite32(le32_to_cpu(v.l), addr);
+		break;
+	case 2:
+		iowrite16(le16_to_cpu(v.w), addr);
+		break;
+	default:
+		iowrite8(v.b, addr);
+		break;
+	}
+	return 0;
+}
+
+ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
+			size_t count, loff_t pos, bool write)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	int bar = VFIO_PCI_INDEX(pos);
+	u64 off = pos & VFIO_PCI_OFFSET_MASK;
+	u64 size = pci_resource_len(pdev, bar);
+	void __iomem *base = vdev->barmap[bar];
+	bool io = vfio_pci_bar_is_io(pdev, bar);
+	size_t done = 0;
+	int ret = 0;
+
+	if (!base || off >= size)
+		return -EINVAL;
+	count = min_t(u64, count, size - off);
+
+	while (done < count) {
+		size_t n = vfio_pci_access_size(off + done, count - done, io);
+
+		if (write)
+			ret = vfio_pci_io_write(base + off + done, n,
+						buf + done);
+		else
+			ret = vfio_pci_io_read(base + off + done, n,
+					       buf + done);
+		if (ret)
+			break;
+		done += n;
+		/* A whole BAR is a lot of trapped accesses. */
+		if (!(done & (SZ_64K - 1)))
+			cond_resched();
+	}
+	return done ? done : ret;
+}
+
+/*
+ * The ROM is mapped only while it is read: pci_map_rom() turns its decoder
+ * on (the ROM may share a decoder with a BAR) and pci_unmap_rom() turns it
+ * off again.  The caller holds vdev->lock, as this changes config space.
+ */
+ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
+			  size_t count, loff_t pos)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u64 off = pos & VFIO_PCI_OFFSET_MASK;
+	u64 size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
+	void __iomem *rom;
+	size_t done = 0, romsize;
+	void *bounce;
+	int ret = 0;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (off >= size)
+		return -EINVAL;
+	count = min_t(u64, count, size - off);
+
+	bounce = kmalloc(min_t(size_t, count, PAGE_SIZE), GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+	rom = pci_map_rom(pdev, &romsize);
+	if (!rom) {
+		ret = -EIO;
+		goto out;
+	}
+	/* pci_map_rom() maps the whole BAR; romsize is just the image. */
+	while (done < count) {
+		size_t n = min_t(size_t, count - done, PAGE_SIZE);
+
+		memcpy_fromio(bounce, rom + off + done, n);
+		if (copy_to_user(buf + done, bounce, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		done += n;
+	}
+	pci_unmap_rom(pdev, rom);
+out:
+	kfree(bounce);
+	return done ? done : ret;
+}
