@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * t-kill: a process that dies holding maps (SIGKILL, or exit without
+ * closing anything) must leave nothing pinned and must release the
+ * group's ownership so that the next process can take it.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uapi/vfio.h"
+#include "vt.h"
+#include "vtlib.h"
+
+#define PG		4096UL
+#define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
+#define CHILD_PAGES	256
+#define SETTLE_MS	3000	/* bound for the exit path to unpin */
+
+#define CHECKF(t, cond, ...) do {					\
+	if (!(cond))							\
+		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
+enum how_to_die { DIE_SIGKILL, DIE_EXIT };
+
+struct victim {
+	pid_t pid;
+	int ready;	/* read end: one byte once the child holds its maps */
+};
+
+static long pinned(struct vt *t)
+{
+	long n = vt_pinned_now();
+
+	if (n < 0)
+		vt_skip(t, "no nr_foll_pin_* in /proc/vmstat: %s",
+			strerror(errno));
+	return n;
+}
+
+/* Child: take dev's group, map CHILD_PAGES in two maps, hold a device fd. */
+static void __attribute__((noreturn)) victim_body(int ready, const char *dev,
+						  enum how_to_die how)
+{
+	int group, iommu, device;
+	uint8_t *buf;
+	char c = 'r';
+
+	/* Never outlive a test program that failed before killing us. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	group = vt_open_group_of(dev);
+	if (group < 0)
+		_exit(10);
+	iommu = vt_iommu_fd(group);
+	if (iommu < 0)
+		_exit(11);
+	buf = mmap(NULL, CHILD_PAGES * PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(12);
+	memset(buf, 0x66, CHILD_PAGES * PG);
+	if (vt_map(iommu, buf, 0x100000, CHILD_PAGES / 2 * PG, RW) ||
+	    vt_map(iommu, buf + CHILD_PAGES / 2 * PG, 0x1000000,
+		   CHILD_PAGES / 2 * PG, RW))
+		_exit(13);
+	device = vt_device_fd(group, dev);
+	if (device < 0)
+		_exit(14);
+	if (write(ready, &c, 1) != 1)
+		_exit(15);
+	if (how == DIE_EXIT)
+		_exit(0);	/* every fd still open */
+	for (;;)
+		pause();
+}
+
+static void victim_start(struct vt *t, struct victim *v, const char *dev,
+			 enum how_to_die how)
+{
+	int p[2], status;
+	char c;
+
+	VT_OK(t, pipe(p));
+	fflush(stdout);
+	v->pid = VT_OK(t, fork());
+	if (v->pid == 0) {
+		close(p[0]);
+		victim_body(p[1], dev, how);
+	}
+	close(p[1]);
+	v->ready = p[0];
+	if (read(v->ready, &c, 1) != 1) {
+		waitpid(v->pid, &status, 0);
+		vt_fail(t, __FILE__, __LINE__,
+			"child never got ready (status 0x%x: exit 10 open, "
+			"11 iommu fd, 13 map, 14 device fd)", status);
+	}
+}
+
+/* Wait (bounded) for the pinned count to drop back to want. */
+static long settle(struct vt *t, long want)
+{
+	uint64_t end = vt_now_ms() + SETTLE_MS;
+	long now;
+
+	while ((now = pinned(t)) != want && vt_now_ms() < end)
+		usleep(10000);
+	return now;
+}
+
+static void check_released(struct vt *t, const char *dev, long start)
+{
+	uint32_t flags;
+	int group, iommu;
+	long now;
+
+	now = settle(t, start);
+	CHECKF(t, now == start, "%ld pages still pinned %d ms after the "
+	       "owner died", now - start, SETTLE_MS);
+	group = vt_open_group_of(dev);
+	CHECKF(t, group >= 0, "open the group of %s: %s", dev,
+	       strerror(errno));
+	VT_OK(t, vt_group_flags(group, &flags));
+	CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "group still MM_LOCKED (0x%x) after its owner died", flags);
+	iommu = VT_OK(t, vt_iommu_fd(group));
+	/* The dead owner's IOVAs are free again. */
+	{
+		uint8_t *b = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		CHECKF(t, b != MAP_FAILED, "mmap: %s", strerror(errno));
+		b[0] = 1;
+		VT_OK(t, vt_map(iommu, b, 0x100000, PG, RW));
+		VT_OK(t, vt_unmap(iommu, 0x100000, PG));
+		munmap(b, PG);
+	}
+	close(iommu);
+	close(group);
+}
+
+static void test_sigkill_unpins(struct vt *t, void *arg)
+{
+	struct victim v;
+	long start, held;
+	int status;
+
+	(void)arg;
+	start = pinned(t);
+	victim_start(t, &v, VT_EDU0, DIE_SIGKILL);
+	held = pinned(t);
+	if (held != start + CHILD_PAGES) {
+		kill(v.pid, SIGKILL);
+		waitpid(v.pid, &status, 0);
+		vt_fail(t, __FILE__, __LINE__, "child's maps pinned %ld "
+			"pages, want %d", held - start, CHILD_PAGES);
+	}
+	VT_OK(t, kill(v.pid, SIGKILL));
+	VT_OK(t, waitpid(v.pid, &status, 0));
+	CHECKF(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	       "child status 0x%x", status);
+	close(v.ready);
+	check_released(t, VT_EDU0, start);
+}
+
+static void test_exit_unpins(struct vt *t, void *arg)
+{
+	struct victim v;
+	long start;
+	int status;
+
+	(void)arg;
+	start = pinned(t);
+	victim_start(t, &v, VT_EDU1, DIE_EXIT);
+	VT_OK(t, waitpid(v.pid, &status, 0));
+	CHECKF(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "child status 0x%x", status);
+	close(v.ready);
+	check_released(t, VT_EDU1, start);
+}
+
+/* Several owners killed at once, on different groups. */
+static void test_sigkill_many(struct vt *t, void *arg)
+{
+	static const char *const devs[] = { VT_EDU0, VT_EDU1, VT_TESTDEV0 };
+	struct victim v[3];
+	long start;
+	int i, status;
+
+	(void)arg;
+	start = pinned(t);
+	for (i = 0; i < 3; i++)
+		victim_start(t, &v[i], devs[i], DIE_SIGKILL);
+	for (i = 0; i < 3; i++)
+		kill(v[i].pid, SIGKILL);
+	for (i = 0; i < 3; i++) {
+		VT_OK(t, waitpid(v[i].pid, &status, 0));
+		close(v[i].ready);
+	}
+	for (i = 0; i < 3; i++)
+		check_released(t, devs[i], start);
+}
+
+#define RUN(t, fn) do {							\
+	VT_RUN(t, fn, NULL);						\
+	close_range(3, ~0U, 0);						\
+} while (0)
+
+int main(void)
+{
+	struct vt t = { .prog = "t-kill" };
+
+	RUN(&t, test_sigkill_unpins);
+	RUN(&t, test_exit_unpins);
+	RUN(&t, test_sigkill_many);
+	return vt_done(&t);
+}
