@@ -423,8 +423,21 @@ int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value)
 int vt_read_pins(struct vt_pins *p)
 {
 	char line[128];
-	int seen = 0;
+	int seen = 0, refresh;
 	FILE *f;
+
+	/*
+	 * vmstat counters are per-cpu deltas folded in lazily; without
+	 * this refresh a pin or unpin may not show yet (needs root).
+	 */
+	refresh = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+	if (refresh >= 0) {
+		/* EINVAL when a counter is negative: folded anyway */
+		ssize_t ignored = write(refresh, "1", 1);
+
+		(void)ignored;
+		close(refresh);
+	}
 
 	f = fopen("/proc/vmstat", "re");
 	if (!f)
