@@ -219,6 +219,7 @@ else
 fi
 
 # Not counted as a case: lets the host check that nothing stayed pinned.
+echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
 echo "VT-PINNED $(awk '/nr_foll_pin_acquired/ {a=$2} /nr_foll_pin_released/ {r=$2} END {print a-r}' /proc/vmstat)"
 echo "VT-SUITE-END $(cut -d' ' -f1 /proc/uptime)"
 sync

@@ -217,9 +217,10 @@ if [ "$programs_set" = 0 ] && [ -x tests/abi/build-guest.sh ]; then
 	rc=0
 	out=$(tests/abi/build-guest.sh "$abi_out" 2>&1) || rc=$?
 	case $rc in
-	0) for f in "$abi_out"/t-*; do
+	0) for f in "$abi_out"/tests/*; do
 		name=$(basename "$f")
-		[ -n "$only" ] && ! [[ $name =~ $only ]] && continue
+		[[ $name == t-* ]] && [ -n "$only" ] &&
+			! [[ $name =~ $only ]] && continue
 		cp "$f" "$root/tests/"
 	   done ;;
 	3) note "skip - harness/seed-programs: $out" ;;
