@@ -20,8 +20,16 @@ check:
 demo:
 	tests/vm/demo.sh
 
+# Ours against the kernel's own VFIO in one VM boot (issue 4).
+bench:
+	tests/bench/run.sh
+
+# The Debian package's autopkgtest in a QEMU VM (issue 6).
+autopkgtest:
+	tests/autopkgtest/run.sh
+
 clean:
 	$(MAKE) -C tools clean
 	rm -rf build
 
-.PHONY: all modules tools check demo clean
+.PHONY: all modules tools check demo bench autopkgtest clean
