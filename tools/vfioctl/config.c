@@ -303,8 +303,10 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 		if (ch == EOF)
 			break;
 		if (++total > CONF_MAX_SIZE) {
-			conf_error(c, line, "file too large (at most %d bytes)",
-				   CONF_MAX_SIZE);
+			/* Where parsing stops is always said, cap or not. */
+			c->errors++;
+			fprintf(err, "%s:%d: file too large (at most %d bytes)\n",
+				path, line, CONF_MAX_SIZE);
 			bad = true;
 			break;
 		}

@@ -1,0 +1,603 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vfioctl against a fake sysfs tree: bind/unbind/restore, rollback on
+# every failing step, viability, check, status, apply, the udev helpers
+# and the JSON output.  $VFIOCTL is vfioctl linked with fake_kernel.c;
+# $1 is a scratch directory.  One "ok - vfioctl/<case>" line per case.
+set -euo pipefail
+
+: "${VFIOCTL:?set VFIOCTL to the fake-kernel vfioctl}"
+scratch=${1:?usage: test_vfioctl.sh SCRATCH-DIR}
+uid=$(id -u)
+gid=$(id -g)
+
+# --- the fake tree ----------------------------------------------------
+
+mkdrv() {
+	local name=$1 id
+	shift
+	mkdir -p "$S/bus/pci/drivers/$name"
+	: >"$S/bus/pci/drivers/$name/bind"
+	: >"$S/bus/pci/drivers/$name/unbind"
+	: >"$S/bus/pci/drivers/$name/ids"
+	for id in "$@"; do
+		echo "$id" >>"$S/bus/pci/drivers/$name/ids"
+	done
+}
+
+# mkdev ADDR VENDOR:DEVICE CLASS GROUP|- DRIVER|-
+mkdev() {
+	local d=$S/bus/pci/devices/$1
+	mkdir -p "$d"
+	echo "0x${2%:*}" >"$d/vendor"
+	echo "0x${2#*:}" >"$d/device"
+	echo "0x$3" >"$d/class"
+	echo "(null)" >"$d/driver_override"
+	if [ "$4" != - ]; then
+		mkdir -p "$S/kernel/iommu_groups/$4/devices"
+		ln -s "$S/kernel/iommu_groups/$4" "$d/iommu_group"
+		ln -s "$d" "$S/kernel/iommu_groups/$4/devices/$1"
+	fi
+	if [ "$5" != - ]; then
+		ln -s "$S/bus/pci/drivers/$5" "$d/driver"
+		ln -s "$d" "$S/bus/pci/drivers/$5/$1"
+	fi
+}
+
+fresh_tree() {
+	T=$(mktemp -d "$scratch/case.XXXXXX")
+	S=$T/sys
+	CONF=$T/devices.conf
+	STATE=$T/run
+	DEV=$T/dev
+	LOG=$T/log
+	mkdir -p "$S/bus/pci/devices" "$DEV"
+	: >"$S/bus/pci/drivers_probe"
+	: >"$LOG"
+	mkdrv vfio
+	mkdrv e1000e 8086:10d3
+	mkdrv uio_edu 1234:11e8
+	mkdrv lpc_ich 8086:2918
+	mkdrv i801_smbus 8086:2930
+	mkdev 0000:00:00.0 8086:29c0 060000 0 -
+	mkdev 0000:00:02.0 8086:10d3 020000 1 e1000e
+	mkdev 0000:00:03.0 1234:11e8 00ff00 2 uio_edu
+	mkdev 0000:00:04.0 1234:11e8 00ff00 3 -
+	mkdev 0000:00:1f.0 8086:2918 060100 4 lpc_ich
+	mkdev 0000:00:1f.3 8086:2930 0c0500 4 i801_smbus
+	mkdev 0000:00:05.0 1b36:0001 060400 5 -
+	mkdev 0000:01:00.0 1234:11e8 00ff00 5 -
+	mkdev 0000:00:06.0 8086:10d3 020000 - e1000e
+}
+
+vf() {
+	FAKE_SYSFS=$S FAKE_LOG=$LOG "$VFIOCTL" --sysfs-root "$S" \
+		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" "$@"
+}
+
+# --- assertions: each prints why on stderr and fails --------------------
+
+die() { echo "$*" >&2; exit 1; }
+
+# rc WANT CMD...: run CMD with stdout/stderr in $T/out/$T/err, check rc.
+rc() {
+	local want=$1 got=0
+	shift
+	"$@" >"$T/out" 2>"$T/err" || got=$?
+	[ "$got" -eq "$want" ] ||
+		die "\"$*\" exited $got, want $want: $(tr '\n' ' ' <"$T/err")"
+}
+
+driver_of() {
+	local l=$S/bus/pci/devices/$1/driver
+	if [ -L "$l" ]; then basename "$(readlink "$l")"; else echo -; fi
+}
+
+want_driver() {
+	local got
+	got=$(driver_of "$1")
+	[ "$got" = "$2" ] || die "$1 is on $got, want $2"
+}
+
+want_override() {
+	local got
+	got=$(cat "$S/bus/pci/devices/$1/driver_override")
+	[ "$got" = "$2" ] || die "$1 driver_override is \"$got\", want \"$2\""
+}
+
+want_state() {
+	local f=$STATE/$1.driver
+	if [ "$2" = absent ]; then
+		[ ! -e "$f" ] || die "state file $f left behind: $(cat "$f")"
+	else
+		[ -f "$f" ] || die "no state file for $1"
+		[ "$(cat "$f")" = "$2" ] ||
+			die "state of $1 is \"$(cat "$f")\", want \"$2\""
+	fi
+}
+
+want_in() {
+	grep -qF -- "$2" "$1" || die "no \"$2\" in $1: $(tr '\n' ' ' <"$1")"
+}
+
+want_not_in() {
+	! grep -qF -- "$2" "$1" || die "unexpected \"$2\" in $1"
+}
+
+want_no_writes() {
+	[ ! -s "$LOG" ] || die "wrote to sysfs: $(tr '\n' ';' <"$LOG")"
+}
+
+conf() { printf '%s\n' "$@" >"$CONF"; }
+
+# --- runner ---------------------------------------------------------------
+
+run() {
+	local name=$1 why
+	if why=$( (fresh_tree && "case_$name") 2>&1 >/dev/null); then
+		echo "ok - vfioctl/$name"
+	else
+		echo "not ok - vfioctl/$name: $(echo "$why" | tail -n 1)"
+	fi
+}
+
+# --- cases ----------------------------------------------------------------
+
+case_list_text() {
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no$' \
+		"$T/out" || die "00:02.0 line wrong: $(grep 00:02.0 "$T/out")"
+	grep -Eq '^0000:00:04\.0 .* 3 +- +yes ' "$T/out" ||
+		die "unbound device not viable"
+	grep -Eq '^0000:01:00\.0 .* 5 +- +yes ' "$T/out" ||
+		die "group with a bridge not viable"
+	grep -Eq '^0000:00:1f\.3 .* 4 +i801_smbus +no ' "$T/out" ||
+		die "host-driven group viable"
+	grep -Eq '^0000:00:06\.0 .* - +e1000e +- ' "$T/out" ||
+		die "groupless device wrong"
+	[ "$(grep -c '^0000:' "$T/out")" -eq 9 ] || die "not 9 devices"
+}
+
+case_list_viable_after_bind() {
+	rc 0 vf bind 0000:00:1f.0
+	rc 0 vf list
+	grep -Eq '^0000:00:1f\.0 .* vfio +no ' "$T/out" ||
+		die "group 4 viable with 1f.3 still on a host driver"
+	rc 0 vf bind 0000:00:1f.3
+	rc 0 vf list
+	grep -Eq '^0000:00:1f\.3 .* vfio +yes ' "$T/out" ||
+		die "group 4 not viable with all members on vfio"
+}
+
+case_list_json() {
+	conf "0000:00:04.0"
+	rc 0 vf --json list
+	python3 - "$T/out" <<'PY' || die "json check failed"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert len(d) == 9, len(d)
+a = d["0000:00:04.0"]
+assert a["iommu_group"] == 3 and a["driver"] is None and a["viable"] is True
+assert a["configured"] is True and a["id"] == "1234:11e8", a
+b = d["0000:00:02.0"]
+assert b["driver"] == "e1000e" and b["viable"] is False
+assert b["configured"] is False and b["class"] == 0x020000, b
+c = d["0000:00:06.0"]
+assert c["iommu_group"] is None and c["viable"] is None, c
+assert d["0000:00:05.0"]["bridge"] is True
+PY
+}
+
+case_json_escaping() {
+	mkdrv 'we"ird\drv'
+	rm "$S/bus/pci/devices/0000:00:04.0/driver" 2>/dev/null || true
+	ln -s "$S/bus/pci/drivers/we\"ird\\drv" \
+		"$S/bus/pci/devices/0000:00:04.0/driver"
+	rc 0 vf --json list
+	python3 - "$T/out" <<'PY' || die "escaped json wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert d["0000:00:04.0"]["driver"] == 'we"ird\\drv'
+PY
+}
+
+case_bind_from_driver() {
+	rc 0 vf bind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+	want_override 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+	printf '%s\n' \
+		"bus/pci/devices/0000:00:02.0/driver_override vfio" \
+		"bus/pci/drivers/e1000e/unbind 0000:00:02.0" \
+		"bus/pci/drivers/vfio/bind 0000:00:02.0" >"$T/want"
+	cmp -s "$T/want" "$LOG" || die "writes: $(tr '\n' ';' <"$LOG")"
+}
+
+case_unbind_restores() {
+	rc 0 vf bind 0000:00:02.0
+	rc 0 vf unbind 0000:00:02.0
+	want_driver 0000:00:02.0 e1000e
+	want_override 0000:00:02.0 "(null)"
+	want_state 0000:00:02.0 absent
+}
+
+case_bind_idempotent() {
+	rc 0 vf bind 0000:00:02.0
+	: >"$LOG"
+	rc 0 vf bind 0000:00:02.0
+	want_no_writes
+	want_in "$T/out" "already bound"
+}
+
+case_bind_unbound_device() {
+	rc 0 vf bind 0000:00:04.0
+	want_driver 0000:00:04.0 vfio
+	want_state 0000:00:04.0 "(none)"
+	rc 0 vf unbind 0000:00:04.0
+	want_driver 0000:00:04.0 -
+	want_override 0000:00:04.0 "(null)"
+	want_not_in "$LOG" drivers_probe
+	want_state 0000:00:04.0 absent
+}
+
+# Each failing step of a bind: the device ends where it started.
+restored_after() {
+	rc 3 env FAKE_FAIL="$1" "$VFIOCTL_SELF" bind 0000:00:02.0
+	want_driver 0000:00:02.0 e1000e
+	want_override 0000:00:02.0 "(null)"
+	want_state 0000:00:02.0 absent
+	want_in "$T/err" "restored to e1000e"
+}
+
+case_bind_fail_override() {
+	restored_after bus/pci/devices/0000:00:02.0/driver_override
+	want_not_in "$LOG" unbind
+}
+
+case_bind_fail_unbind() {
+	restored_after bus/pci/drivers/e1000e/unbind
+}
+
+case_bind_fail_bind() {
+	restored_after bus/pci/drivers/vfio/bind
+}
+
+case_bind_silently_not_bound() {
+	rc 3 env FAKE_NOOP=bus/pci/drivers/vfio/bind "$VFIOCTL_SELF" \
+		bind 0000:00:02.0
+	want_in "$T/err" "did not end up on vfio"
+	want_driver 0000:00:02.0 e1000e
+	want_override 0000:00:02.0 "(null)"
+}
+
+case_bind_restore_fails() {
+	rc 4 env FAKE_FAIL=bus/pci/drivers/vfio/bind,bus/pci/drivers/e1000e/bind \
+		"$VFIOCTL_SELF" bind 0000:00:02.0
+	want_in "$T/err" "could not be restored"
+	want_in "$T/err" "binding back to e1000e"
+	# What it needs to be given back by hand is still recorded.
+	want_state 0000:00:02.0 e1000e
+}
+
+case_bind_no_vfio_driver() {
+	rm -rf "$S/bus/pci/drivers/vfio"
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "modprobe vfio_pci"
+	want_no_writes
+	want_driver 0000:00:02.0 e1000e
+}
+
+case_bind_no_iommu_group() {
+	rc 3 vf bind 0000:00:06.0
+	want_in "$T/err" "no IOMMU group"
+	want_no_writes
+}
+
+case_bind_bad_args() {
+	rc 3 vf bind 0000:00:09.0
+	want_in "$T/err" "no such PCI device"
+	rc 1 vf bind zz
+	rc 1 vf bind
+	rc 1 vf frobnicate
+	want_no_writes
+}
+
+case_bind_several_partial() {
+	rc 2 vf bind 0000:00:02.0 0000:00:09.0
+	want_driver 0000:00:02.0 vfio
+}
+
+case_unbind_not_bound() {
+	rc 3 vf unbind 0000:00:02.0
+	want_in "$T/err" "not bound to vfio"
+	want_no_writes
+}
+
+case_unbind_falls_back_to_probe() {
+	rc 0 vf bind 0000:00:02.0
+	rc 0 env FAKE_FAIL=bus/pci/drivers/e1000e/bind "$VFIOCTL_SELF" \
+		unbind 0000:00:02.0
+	want_in "$LOG" "bus/pci/drivers_probe 0000:00:02.0"
+	want_driver 0000:00:02.0 e1000e
+	want_state 0000:00:02.0 absent
+}
+
+case_unbind_fail_keeps_vfio() {
+	rc 0 vf bind 0000:00:02.0
+	rc 3 env FAKE_FAIL=bus/pci/drivers/vfio/unbind "$VFIOCTL_SELF" \
+		unbind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+}
+
+case_unbind_all() {
+	rc 0 vf bind 0000:00:02.0 0000:00:04.0 0000:00:03.0
+	rc 0 vf unbind-all
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:03.0 uio_edu
+	want_driver 0000:00:04.0 -
+	for a in 0000:00:02.0 0000:00:03.0 0000:00:04.0; do
+		want_override "$a" "(null)"
+		want_state "$a" absent
+	done
+	: >"$LOG"
+	rc 0 vf unbind-all
+	want_no_writes
+}
+
+case_apply_binds_config() {
+	conf "# test" "0000:00:02.0 owner=$uid mode=0600" "1234:11e8"
+	rc 0 vf apply
+	for a in 0000:00:02.0 0000:00:03.0 0000:00:04.0 0000:01:00.0; do
+		want_driver "$a" vfio
+	done
+	want_driver 0000:00:05.0 -
+	want_driver 0000:00:1f.0 lpc_ich
+	want_in "$T/out" "0000:00:02.0: bound to vfio (was e1000e)"
+	want_in "$T/out" "apply: 4 bound, 0 failed"
+}
+
+case_apply_partial() {
+	conf "0000:00:02.0" "1234:11e8"
+	rc 2 env FAKE_FAIL=bus/pci/drivers/uio_edu/unbind "$VFIOCTL_SELF" apply
+	want_driver 0000:00:02.0 vfio
+	want_driver 0000:00:03.0 uio_edu
+	want_override 0000:00:03.0 "(null)"
+	want_driver 0000:00:04.0 vfio
+	want_driver 0000:01:00.0 vfio
+	want_in "$T/out" "apply: 3 bound, 1 failed"
+}
+
+case_apply_absent_device() {
+	conf "0000:00:09.0" "0000:00:02.0"
+	rc 2 vf apply
+	want_in "$T/err" "0000:00:09.0 is not present"
+	want_driver 0000:00:02.0 vfio
+}
+
+case_apply_config_error_changes_nothing() {
+	conf "0000:00:02.0" "0000:00:04.0 mode=0999"
+	rc 1 vf apply
+	want_in "$T/err" "devices.conf:2: bad mode"
+	want_in "$T/err" "nothing changed"
+	want_no_writes
+}
+
+case_apply_conflict_changes_nothing() {
+	conf "0000:00:1f.0 owner=0" "0000:00:1f.3 owner=1"
+	rc 1 vf apply
+	want_no_writes
+}
+
+case_apply_missing_config() {
+	rc 0 vf apply
+	want_no_writes
+}
+
+case_apply_retriggers_node() {
+	mkdir -p "$S/class/vfio/pci:3"
+	: >"$S/class/vfio/pci:3/uevent"
+	conf "0000:00:04.0 owner=$uid"
+	rc 0 vf apply
+	want_in "$LOG" "class/vfio/pci:3/uevent change"
+}
+
+case_check_valid() {
+	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
+		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"
+	rc 0 vf check
+	want_in "$T/out" "ok, 3 entries"
+}
+
+case_check_group_conflict() {
+	conf "0000:00:1f.0 owner=0" "" "0000:00:1f.3 owner=1 mode=0600"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:3: 0000:00:1f.3 has owner=1 but 0000:00:1f.0 (line 1) in the same IOMMU group 4 has owner=0"
+}
+
+case_check_unconfigured_member() {
+	conf "0000:00:1f.0"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:1: IOMMU group 4 of 0000:00:1f.0 also holds 0000:00:1f.3 (8086:2930, i801_smbus)"
+}
+
+case_check_bridge_not_needed() {
+	conf "0000:01:00.0"
+	rc 0 vf check
+}
+
+case_check_double_match() {
+	conf "1234:11e8" "0000:00:04.0"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:2: 0000:00:04.0 is also configured at line 1"
+}
+
+case_check_topology_errors() {
+	conf "0000:00:09.0" "0000:00:06.0"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:1: 0000:00:09.0 is not present"
+	want_in "$T/err" "devices.conf:2: 0000:00:06.0 has no IOMMU group"
+}
+
+case_check_syntax_and_users() {
+	conf "0000:00:02.0 owner=no-such-user-vfio" "nonsense" \
+		"0000:00:04.0 group=no-such-group-vfio mode=8"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:1: unknown user"
+	want_in "$T/err" "devices.conf:2: bad device"
+	want_in "$T/err" "devices.conf:3: unknown group"
+	want_in "$T/err" "devices.conf:3: bad mode"
+}
+
+case_check_hostile() {
+	{
+		echo "0000:00:02.0"
+		printf '0000:00:04.0\0\0\0\n'
+		head -c 5000 /dev/zero | tr '\0' a
+		echo
+		head -c 3000000 /dev/urandom
+	} >"$CONF"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:2: NUL byte"
+	want_in "$T/err" "devices.conf:3: line too long"
+	want_in "$T/err" "file too large"
+	rc 1 vf apply
+	want_no_writes
+	rc 1 vf check -c /nonexistent/devices.conf
+}
+
+case_status() {
+	conf "0000:00:02.0 owner=$uid mode=0600" "0000:00:04.0"
+	rc 0 vf bind 0000:00:02.0
+	: >"$DEV/pci:1"
+	chmod 0600 "$DEV/pci:1"
+	rc 5 vf status
+	grep -Eq '^0000:00:02\.0 +line 1 +group 1 +driver vfio +ok ' \
+		"$T/out" || die "bound device line: $(cat "$T/out")"
+	grep -Eq '^0000:00:04\.0 .*DIFFERS \(want vfio\)' "$T/out" ||
+		die "unbound device not flagged: $(cat "$T/out")"
+	rc 5 vf --json status
+	python3 - "$T/out" "$uid" <<'PY' || die "status json wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+d = {x["address"]: x for x in s["devices"]}
+assert s["ok"] is False
+a = d["0000:00:02.0"]
+assert a["ok"] and a["bound"] and a["want"]["mode"] == 0o600, a
+assert a["node"]["uid"] == int(sys.argv[2]) and a["node"]["mode"] == 0o600
+b = d["0000:00:04.0"]
+assert not b["ok"] and not b["bound"] and b["node"] is None, b
+PY
+	rc 0 vf bind 0000:00:04.0
+	: >"$DEV/pci:3"
+	rc 0 vf status
+	chmod 0644 "$DEV/pci:1"
+	rc 5 vf status
+	grep -Eq '^0000:00:02\.0 .*DIFFERS' "$T/out" ||
+		die "wrong node mode not flagged"
+}
+
+case_udev_owner() {
+	conf "0000:00:04.0 owner=$uid group=$gid mode=0660"
+	rc 0 vf udev-owner pci:3
+	printf 'VFIO_OWNER=%s\nVFIO_GROUP=%s\nVFIO_MODE=0660\n' "$uid" "$gid" \
+		>"$T/want"
+	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+	rc 0 vf udev-owner 1
+	[ ! -s "$T/out" ] || die "unconfigured group got: $(cat "$T/out")"
+	rc 1 vf udev-owner pci:x
+	want_no_writes
+}
+
+case_udev_owner_merges_group() {
+	conf "0000:00:1f.0 owner=$uid" "0000:00:1f.3 mode=0640"
+	rc 0 vf udev-owner pci:4
+	printf 'VFIO_OWNER=%s\nVFIO_MODE=0640\n' "$uid" >"$T/want"
+	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+}
+
+case_udev_owner_fails_closed() {
+	conf "0000:00:1f.0 owner=0" "0000:00:1f.3 owner=1"
+	rc 1 vf udev-owner pci:4
+	[ ! -s "$T/out" ] || die "conflict printed: $(cat "$T/out")"
+	conf "0000:00:04.0 owner=$uid" "garbage"
+	rc 1 vf udev-owner pci:3
+	[ ! -s "$T/out" ] || die "broken config printed: $(cat "$T/out")"
+}
+
+case_udev_claim_bound_device() {
+	conf "0000:00:02.0"
+	rc 0 vf udev-claim 0000:00:02.0
+	[ "$(cat "$T/out")" = "VFIO_CLAIMED=1" ] ||
+		die "printed: $(cat "$T/out")"
+	want_driver 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+}
+
+case_udev_claim_unconfigured() {
+	conf "0000:00:02.0"
+	rc 0 vf udev-claim 0000:00:03.0
+	[ ! -s "$T/out" ] || die "printed: $(cat "$T/out")"
+	want_no_writes
+	rc 0 vf udev-claim 0000:00:03.0 -c /nonexistent
+	want_no_writes
+}
+
+case_udev_claim_before_vfio_loads() {
+	conf "0000:00:02.0"
+	mv "$S/bus/pci/drivers/vfio" "$T/vfio.unloaded"
+	rc 0 vf udev-claim 0000:00:02.0
+	printf 'VFIO_CLAIMED=1\nVFIO_LOAD=1\n' >"$T/want"
+	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+	want_driver 0000:00:02.0 -
+	want_override 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+	# The driver loads; the boot-time apply finishes the job and the
+	# remembered driver survives it.
+	mv "$T/vfio.unloaded" "$S/bus/pci/drivers/vfio"
+	rc 0 vf apply
+	want_driver 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+	rc 0 vf unbind 0000:00:02.0
+	want_driver 0000:00:02.0 e1000e
+}
+
+case_udev_claim_unbound_then_probe() {
+	conf "0000:00:04.0"
+	rc 0 vf udev-claim 0000:00:04.0
+	want_driver 0000:00:04.0 vfio
+	want_state 0000:00:04.0 "(probe)"
+	rc 0 vf unbind 0000:00:04.0
+	want_in "$LOG" "bus/pci/drivers_probe 0000:00:04.0"
+	want_driver 0000:00:04.0 uio_edu
+}
+
+case_udev_claim_failure_restores() {
+	conf "0000:00:02.0"
+	rc 3 env FAKE_FAIL=bus/pci/drivers/vfio/bind "$VFIOCTL_SELF" \
+		udev-claim 0000:00:02.0
+	[ ! -s "$T/out" ] || die "printed: $(cat "$T/out")"
+	want_driver 0000:00:02.0 e1000e
+	want_override 0000:00:02.0 "(null)"
+}
+
+case_udev_claim_config_error() {
+	conf "0000:00:02.0 owner=no-such-user-vfio"
+	rc 1 vf udev-claim 0000:00:02.0
+	want_no_writes
+}
+
+# "env VAR=x vfioctl ..." inside rc needs a command, not the vf function.
+VFIOCTL_SELF=$scratch/vf-self
+cat >"$VFIOCTL_SELF" <<EOS
+#!/bin/sh
+exec env FAKE_SYSFS="\$S" FAKE_LOG="\$LOG" "$VFIOCTL" --sysfs-root "\$S" \\
+	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" "\$@"
+EOS
+chmod +x "$VFIOCTL_SELF"
+export S LOG CONF STATE DEV
+
+for c in $(declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'); do
+	run "$c"
+done
