@@ -195,7 +195,8 @@ done
 # ---- guest programs ----------------------------------------------------
 CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
 cd "$top"
-if [ "$programs_set" = 0 ]; then
+# --run mode has no use for the suite unless --programs asks for some.
+if [ "$programs_set" = 0 ] && [ "$mode" = suite ]; then
 	programs=$(ls tests/guest/t-*.c 2>/dev/null || true)
 fi
 build_prog() {	# source, output
@@ -211,7 +212,8 @@ for src in $programs; do
 	build_prog "$src" "$root/tests/$name" || true
 done
 # Programs built against the unmodified seed header (tests/abi/).
-if [ "$programs_set" = 0 ] && [ -x tests/abi/build-guest.sh ]; then
+if [ "$programs_set" = 0 ] && [ "$mode" = suite ] &&
+   [ -x tests/abi/build-guest.sh ]; then
 	abi_out=$B/abi
 	mkdir -p "$abi_out"
 	rc=0
