@@ -235,11 +235,12 @@ static void test_merge_in_use(struct vt *t, void *arg)
 	const uint64_t iova = 0x100000;
 	int a, b, iommu_a, iommu_b, dev1, dev0;
 	uint8_t *buf_a, *buf_b;
+	long d, pins, now;
 	struct edu e;
 	uint32_t f;
-	long d;
 
 	(void)arg;
+	pins = vt_pinned_now();
 	a = open_group(t, VT_EDU0);
 	b = open_group(t, VT_EDU1);
 	iommu_a = VT_OK(t, vt_iommu_fd(a));
@@ -301,7 +302,13 @@ static void test_merge_in_use(struct vt *t, void *arg)
 
 	close(dev1);
 	close(iommu_b);
+	now = vt_pinned_now();
+	CHECKF(t, now == pins + 2, "B's IOMMU closed: %ld pages pinned, want "
+	       "%ld (A's map)", now - pins, 2L);
 	close(iommu_a);
+	now = vt_pinned_now();
+	CHECKF(t, now == pins, "every IOMMU fd closed, %ld pages still pinned",
+	       now - pins);
 	close(b);
 	close(a);
 	munmap(buf_a, 2 * PG);
