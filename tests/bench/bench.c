@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-bench: the measurements of issue 4, run against one VFIO backend.
+ *
+ *   vfio-bench --backend ours|intree [--dev 0000:00:02.0] [--reps 5]
+ *              [--rows map4k,maphuge,many,msi,bar0] [--size-mib 1024]
+ *              [--counts 1000,10000,100000] [--msi-iters 2000]
+ *
+ * Every measurement is printed as one machine-readable line
+ *
+ *   BENCH <backend> <row> <metric> <rep> <value>
+ *
+ * and a failure as "ERROR <backend> <row>: <what>: <strerror>".  Other
+ * lines start with "INFO".  The host (tests/bench/report.py) takes the
+ * medians and the ratios; nothing here compares the backends.
+ *
+ * The device is an edu (QEMU docs/specs/edu.rst): register 0x00 reads the
+ * identification 0x010000ed, a write to 0x60 raises its interrupt (MSI
+ * once enabled), a write to 0x64 acknowledges it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define KIB		1024ULL
+#define MIB		(1024 * KIB)
+#define GIB		(1024 * MIB)
+#define PAGE_4K		(4 * KIB)
+#define PAGE_2M		(2 * MIB)
+
+/* Far above anything edu or the reserved regions of the VM use. */
+#define IOVA_BIG	(4 * GIB)	/* rows map4k/maphuge, 1 GiB aligned */
+#define IOVA_MANY	(16 * GIB)	/* row many */
+
+#define EDU_ID		0x00
+#define EDU_ID_VALUE	0x010000edU
+#define EDU_IRQ_RAISE	0x60
+#define EDU_IRQ_ACK	0x64
+
+#define MAX_COUNTS	8
+
+/* Time a BAR0 read loop runs for; long enough to swamp the clock reads. */
+#define BAR0_NS		(300 * 1000 * 1000ULL)
+
+struct bench_cfg {
+	const char *dev;
+	const struct bench_ops *ops;
+	int reps;
+	uint64_t big_size;		/* rows map4k and maphuge */
+	unsigned long counts[MAX_COUNTS];	/* row many */
+	int ncounts;
+	int msi_iters;
+	char rows[128];			/* comma separated row names */
+};
+
+struct bench_run {
+	const struct bench_cfg *cfg;
+	struct bench_dev dev;
+	int errors;
+};
+
+/* ---- helpers shared with the backends --------------------------------- */
+
+int bench_group_of(const char *name)
+{
+	char path[128], link[256];
+	const char *base;
+	char *end;
+	ssize_t n;
+	long g;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group",
+		 name);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -1;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	errno = 0;
+	g = strtol(base, &end, 10);
+	if (errno || *end || g < 0 || g > INT_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)g;
+}
+
+int bench_fail(struct bench_dev *d, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(d->errbuf, sizeof(d->errbuf), fmt, ap);
+	va_end(ap);
+	len = strlen(d->errbuf);
+	snprintf(d->errbuf + len, sizeof(d->errbuf) - len, ": %s",
+		 strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void result(struct bench_run *r, const char *row, const char *metric,
+		   int rep, double value)
+{
+	printf("BENCH %s %s %s %d %.6g\n", r->cfg->ops->name, row, metric,
+	       rep, value);
+	fflush(stdout);
+}
+
+static void error(struct bench_run *r, const char *row, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Reports errno's text; call it before anything can change errno. */
+static void error(struct bench_run *r, const char *row, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	printf("ERROR %s %s: ", r->cfg->ops->name, row);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(": %s\n", strerror(saved));
+	fflush(stdout);
+	r->errors++;
+}
+
+static int want_row(const struct bench_cfg *cfg, const char *row)
+{
+	size_t n = strlen(row);
+	const char *p = cfg->rows;
+
+	while ((p = strstr(p, row)) != NULL) {
+		if ((p == cfg->rows || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+/*
+ * size bytes of private anonymous memory, faulted in before any timing so
+ * that the benchmark measures pinning and IOMMU work, not page faults.
+ * huge: 2 MiB hugetlbfs pages; otherwise 4 KiB pages, THP kept away.
+ */
+static void *alloc_buf(uint64_t size, int huge)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	uint64_t step = huge ? PAGE_2M : PAGE_4K;
+	uint64_t off;
+	char *p;
+
+	if (huge)
+		flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (!huge && madvise(p, size, MADV_NOHUGEPAGE) < 0) {
+		munmap(p, size);
+		return NULL;
+	}
+	for (off = 0; off < size; off += step)
+		p[off] = (char)off;
+	return p;
+}
+
+/* ---- rows 1 and 2: one big MAP_DMA + UNMAP_DMA ------------------------ */
+
+static void row_big(struct bench_run *r, const char *row, int huge)
+{
+	const struct bench_ops *ops = r->cfg->ops;
+	uint64_t size = r->cfg->big_size;
+	uint64_t t0, t1, t2;
+	void *buf;
+	int rep;
+
+	buf = alloc_buf(size, huge);
+	if (!buf) {
+		if (huge)
+			error(r, row, "mmap %llu MiB MAP_HUGETLB (boot with hugepages=%llu or more)",
+			      (unsigned long long)(size / MIB),
+			      (unsigned long long)(size / PAGE_2M));
+		else
+			error(r, row, "mmap %llu MiB anonymous",
+			      (unsigned long long)(size / MIB));
+		return;
+	}
+	for (rep = 1; rep <= r->cfg->reps; rep++) {
+		t0 = now_ns();
+		if (ops->map(&r->dev, buf, IOVA_BIG, size) < 0) {
+			error(r, row, "MAP_DMA %llu MiB at 0x%llx",
+			      (unsigned long long)(size / MIB),
+			      (unsigned long long)IOVA_BIG);
+			break;
+		}
+		t1 = now_ns();
+		if (ops->unmap(&r->dev, IOVA_BIG, size) < 0) {
+			error(r, row, "UNMAP_DMA %llu MiB at 0x%llx",
+			      (unsigned long long)(size / MIB),
+			      (unsigned long long)IOVA_BIG);
+			break;
+		}
+		t2 = now_ns();
+		result(r, row, "gib_s", rep,
+		       ((double)size / GIB) / ((t2 - t0) / 1e9));
+		result(r, row, "map_ms", rep, (t1 - t0) / 1e6);
+		result(r, row, "unmap_ms", rep, (t2 - t1) / 1e6);
+	}
+	munmap(buf, size);
+}
+
+/* ---- row 3: many separate 4 KiB mappings ------------------------------ */
+
+/*
+ * Mapping i is the page buf + i * 4 KiB at IOVA_MANY + i * 8 KiB: the
+ * one-page holes keep neighbours from being merged into one mapping by
+ * either implementation, so every call really adds or removes one entry.
+ */
+static uint64_t many_iova(unsigned long i)
+{
+	return IOVA_MANY + (uint64_t)i * 2 * PAGE_4K;
+}
+
+static void unmap_first(struct bench_run *r, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		r->cfg->ops->unmap(&r->dev, many_iova(i), PAGE_4K);
+}
+
+static void row_many(struct bench_run *r)
+{
+	const struct bench_ops *ops = r->cfg->ops;
+	unsigned long max = 0, n, i;
+	char row[32];
+	uint64_t t0, t1, t2;
+	char *buf;
+	int c, rep;
+
+	for (c = 0; c < r->cfg->ncounts; c++)
+		if (r->cfg->counts[c] > max)
+			max = r->cfg->counts[c];
+	buf = alloc_buf(max * PAGE_4K, 0);
+	if (!buf) {
+		error(r, "many", "mmap %lu pages", max);
+		return;
+	}
+	for (c = 0; c < r->cfg->ncounts; c++) {
+		n = r->cfg->counts[c];
+		snprintf(row, sizeof(row), "many-%lu", n);
+		for (rep = 1; rep <= r->cfg->reps; rep++) {
+			t0 = now_ns();
+			for (i = 0; i < n; i++)
+				if (ops->map(&r->dev, buf + i * PAGE_4K,
+					     many_iova(i), PAGE_4K) < 0)
+					break;
+			t1 = now_ns();
+			if (i < n) {
+				error(r, row, "MAP_DMA number %lu of %lu",
+				      i + 1, n);
+				unmap_first(r, i);
+				goto out;
+			}
+			for (i = 0; i < n; i++)
+				if (ops->unmap(&r->dev, many_iova(i),
+					       PAGE_4K) < 0)
+					break;
+			t2 = now_ns();
+			if (i < n) {
+				error(r, row, "UNMAP_DMA number %lu of %lu",
+				      i + 1, n);
+				/* Best effort: drop what is left. */
+				while (++i < n)
+					ops->unmap(&r->dev, many_iova(i),
+						   PAGE_4K);
+				goto out;
+			}
+			result(r, row, "map_ns", rep, (double)(t1 - t0) / n);
+			result(r, row, "unmap_ns", rep, (double)(t2 - t1) / n);
+		}
+	}
+out:
+	munmap(buf, max * PAGE_4K);
+}
+
+/* ---- row 4: MSI round trip -------------------------------------------- */
+
+/* Only there to make a blocked read() return EINTR. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of n sorted samples. */
+static uint64_t percentile(const uint64_t *s, int n, int pct)
+{
+	int k = (n * pct + 99) / 100;
+
+	if (k < 1)
+		k = 1;
+	return s[k - 1];
+}
+
+/*
+ * One round trip: raise the edu interrupt with an MMIO write, block in
+ * read() on the eventfd until the MSI arrives, then acknowledge it
+ * (outside the timed part).  Returns the ns taken, 0 on failure.
+ */
+static uint64_t msi_once(volatile uint32_t *bar, int efd)
+{
+	uint64_t t0, t1, count;
+
+	t0 = now_ns();
+	bar[EDU_IRQ_RAISE / 4] = 1;
+	if (read(efd, &count, sizeof(count)) != sizeof(count))
+		return 0;
+	t1 = now_ns();
+	bar[EDU_IRQ_ACK / 4] = 1;
+	return t1 - t0 ? t1 - t0 : 1;
+}
+
+#define PCI_COMMAND		0x04
+#define PCI_COMMAND_MASTER	0x4
+
+/*
+ * An MSI is a memory write by the device: QEMU drops it unless bus
+ * mastering is on, and neither VFIO turns it on by itself.  Both ABIs
+ * reach config space by pread/pwrite at the config region's offset.
+ * Sets bus mastering to on and returns the old command word in *old.
+ */
+static int set_bus_master(struct bench_dev *d, int on, uint16_t *old)
+{
+	uint64_t off = d->config_offset + PCI_COMMAND;
+	uint16_t cmd;
+
+	if (pread(d->device_fd, &cmd, sizeof(cmd), off) != sizeof(cmd))
+		return -1;
+	if (old)
+		*old = cmd;
+	cmd = on ? cmd | PCI_COMMAND_MASTER : cmd & ~PCI_COMMAND_MASTER;
+	if (pwrite(d->device_fd, &cmd, sizeof(cmd), off) != sizeof(cmd))
+		return -1;
+	return 0;
+}
+
+static void row_msi(struct bench_run *r)
+{
+	const struct bench_ops *ops = r->cfg->ops;
+	int iters = r->cfg->msi_iters;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	volatile uint32_t *bar;
+	uint64_t *lat;
+	uint16_t cmd;
+	int efd, rep, i;
+
+	if (r->dev.msi_count < 1) {
+		errno = ENOTSUP;
+		error(r, "msi", "device reports %d MSI vectors",
+		      r->dev.msi_count);
+		return;
+	}
+	lat = calloc(iters, sizeof(*lat));
+	if (!lat) {
+		error(r, "msi", "calloc");
+		return;
+	}
+	bar = ops->bar0_mmap(&r->dev);
+	if (bar == MAP_FAILED) {
+		error(r, "msi", "mmap BAR0");
+		goto out_free;
+	}
+	efd = eventfd(0, EFD_CLOEXEC);
+	if (efd < 0) {
+		error(r, "msi", "eventfd");
+		goto out_unmap;
+	}
+	if (set_bus_master(&r->dev, 1, &cmd) < 0) {
+		error(r, "msi", "enable bus mastering in config space");
+		goto out_close;
+	}
+	if (ops->msi_setup(&r->dev, efd) < 0) {
+		error(r, "msi", "connect an eventfd to MSI");
+		goto out_master;
+	}
+	/* No SA_RESTART: the alarm below bounds a lost interrupt. */
+	sigaction(SIGALRM, &sa, NULL);
+
+	alarm(30);
+	for (i = 0; i < 50; i++)	/* warm-up: paths, caches, TLB */
+		if (!msi_once(bar, efd))
+			break;
+	alarm(0);
+	if (i < 50) {
+		error(r, "msi", "warm-up round trip %d: no interrupt", i + 1);
+		goto out_disable;
+	}
+	for (rep = 1; rep <= r->cfg->reps; rep++) {
+		alarm(30 + iters / 20);
+		for (i = 0; i < iters; i++) {
+			lat[i] = msi_once(bar, efd);
+			if (!lat[i])
+				break;
+		}
+		alarm(0);
+		if (i < iters) {
+			error(r, "msi", "round trip %d of %d: no interrupt",
+			      i + 1, iters);
+			break;
+		}
+		qsort(lat, iters, sizeof(*lat), cmp_u64);
+		result(r, "msi", "p50_us", rep,
+		       percentile(lat, iters, 50) / 1e3);
+		result(r, "msi", "p99_us", rep,
+		       percentile(lat, iters, 99) / 1e3);
+	}
+out_disable:
+	signal(SIGALRM, SIG_DFL);
+	if (ops->msi_setup(&r->dev, -1) < 0)
+		error(r, "msi", "disable MSI");
+out_master:
+	if (!(cmd & PCI_COMMAND_MASTER) && set_bus_master(&r->dev, 0, NULL) < 0)
+		error(r, "msi", "restore the command register");
+out_close:
+	close(efd);
+out_unmap:
+	munmap((void *)bar, r->dev.bar0_size);
+out_free:
+	free(lat);
+}
+
+/* ---- row 5: BAR0 reads, mmap vs pread --------------------------------- */
+
+static void row_bar0(struct bench_run *r)
+{
+	const struct bench_ops *ops = r->cfg->ops;
+	volatile uint32_t *bar;
+	uint64_t t0, t, n;
+	uint32_t v;
+	int rep, bad, i;
+
+	if (ops->bar0_pread(&r->dev, &v, sizeof(v), EDU_ID) != sizeof(v)) {
+		error(r, "bar0", "pread BAR0 0x%x", EDU_ID);
+		return;
+	}
+	if (v != EDU_ID_VALUE) {
+		errno = EIO;
+		error(r, "bar0", "pread BAR0 0x0 = 0x%08x, not 0x%08x", v,
+		      EDU_ID_VALUE);
+		return;
+	}
+	bar = ops->bar0_mmap(&r->dev);
+	if (bar == MAP_FAILED) {
+		error(r, "bar0", "mmap BAR0 (%llu bytes, mmap flag %d)",
+		      (unsigned long long)r->dev.bar0_size,
+		      r->dev.bar0_mmap_ok);
+		return;
+	}
+	if (bar[EDU_ID / 4] != EDU_ID_VALUE) {
+		errno = EIO;
+		error(r, "bar0", "mmap load of 0x0 = 0x%08x, not 0x%08x",
+		      bar[EDU_ID / 4], EDU_ID_VALUE);
+		goto out;
+	}
+	for (rep = 1; rep <= r->cfg->reps; rep++) {
+		bad = 0;
+		n = 0;
+		t0 = now_ns();
+		do {
+			for (i = 0; i < 1000; i++)
+				bad |= bar[EDU_ID / 4] != EDU_ID_VALUE;
+			n += 1000;
+			t = now_ns();
+		} while (t - t0 < BAR0_NS);
+		if (bad) {
+			errno = EIO;
+			error(r, "bar0", "an mmap load did not return the id");
+			break;
+		}
+		result(r, "bar0", "mmap_ops_s", rep, n / ((t - t0) / 1e9));
+
+		n = 0;
+		t0 = now_ns();
+		do {
+			for (i = 0; i < 100; i++) {
+				if (ops->bar0_pread(&r->dev, &v, sizeof(v),
+						    EDU_ID) != sizeof(v))
+					bad = -1;
+				bad |= v != EDU_ID_VALUE;
+			}
+			n += 100;
+			t = now_ns();
+		} while (!bad && t - t0 < BAR0_NS);
+		if (bad) {
+			if (bad > 0)
+				errno = EIO;
+			error(r, "bar0", "pread of BAR0 0x0 failed or was wrong");
+			break;
+		}
+		result(r, "bar0", "pread_ops_s", rep, n / ((t - t0) / 1e9));
+	}
+out:
+	munmap((void *)bar, r->dev.bar0_size);
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vfio-bench --backend ours|intree [--dev NAME] [--reps N]\n"
+		"       [--rows map4k,maphuge,many,msi,bar0] [--size-mib M]\n"
+		"       [--counts N,N,...] [--msi-iters N]\n");
+}
+
+static int parse_counts(struct bench_cfg *cfg, const char *s)
+{
+	char *end;
+
+	cfg->ncounts = 0;
+	while (*s) {
+		if (cfg->ncounts == MAX_COUNTS)
+			return -1;
+		errno = 0;
+		cfg->counts[cfg->ncounts] = strtoul(s, &end, 10);
+		if (errno || end == s || cfg->counts[cfg->ncounts] == 0 ||
+		    cfg->counts[cfg->ncounts] > 1000000)
+			return -1;
+		cfg->ncounts++;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return cfg->ncounts ? 0 : -1;
+}
+
+static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "rows", required_argument, NULL, 'R' },
+		{ "size-mib", required_argument, NULL, 's' },
+		{ "counts", required_argument, NULL, 'c' },
+		{ "msi-iters", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned long mib;
+	int c;
+
+	cfg->dev = "0000:00:02.0";
+	cfg->ops = NULL;
+	cfg->reps = 5;
+	cfg->big_size = GIB;
+	cfg->msi_iters = 2000;
+	snprintf(cfg->rows, sizeof(cfg->rows), "map4k,maphuge,many,msi,bar0");
+	parse_counts(cfg, "1000,10000,100000");
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (!strcmp(optarg, "ours")) {
+				cfg->ops = &bench_ours_ops;
+			} else if (!strcmp(optarg, "intree")) {
+				cfg->ops = &bench_intree_ops;
+			} else {
+				fprintf(stderr, "vfio-bench: unknown backend '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			cfg->dev = optarg;
+			break;
+		case 'r':
+			cfg->reps = atoi(optarg);
+			if (cfg->reps < 1 || cfg->reps > 1000) {
+				fprintf(stderr, "vfio-bench: bad --reps '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'R':
+			snprintf(cfg->rows, sizeof(cfg->rows), "%s", optarg);
+			break;
+		case 's':
+			mib = strtoul(optarg, NULL, 10);
+			if (mib < 2 || mib > 65536 || mib % 2) {
+				fprintf(stderr, "vfio-bench: bad --size-mib '%s' (even, 2..65536)\n",
+					optarg);
+				return -1;
+			}
+			cfg->big_size = mib * MIB;
+			break;
+		case 'c':
+			if (parse_counts(cfg, optarg) < 0) {
+				fprintf(stderr, "vfio-bench: bad --counts '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'm':
+			cfg->msi_iters = atoi(optarg);
+			if (cfg->msi_iters < 10 || cfg->msi_iters > 1000000) {
+				fprintf(stderr, "vfio-bench: bad --msi-iters '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (!cfg->ops || optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	struct bench_cfg cfg;
+	struct bench_run run = { .cfg = &cfg };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_args(&cfg, argc, argv) < 0)
+		return 2;
+
+	/* Both implementations charge pins to RLIMIT_MEMLOCK. */
+	if (setrlimit(RLIMIT_MEMLOCK, &unlimited) < 0)
+		printf("INFO %s setrlimit(RLIMIT_MEMLOCK, unlimited): %s\n",
+		       cfg.ops->name, strerror(errno));
+
+	if (cfg.ops->open(&run.dev, cfg.dev) < 0) {
+		printf("ERROR %s open: %s\n", cfg.ops->name, run.dev.errbuf);
+		return 1;
+	}
+	printf("INFO %s device %s group %d BAR0 offset 0x%llx size 0x%llx mmap %d MSI %d\n",
+	       cfg.ops->name, cfg.dev, run.dev.group,
+	       (unsigned long long)run.dev.bar0_offset,
+	       (unsigned long long)run.dev.bar0_size, run.dev.bar0_mmap_ok,
+	       run.dev.msi_count);
+
+	if (want_row(&cfg, "map4k"))
+		row_big(&run, "map4k", 0);
+	if (want_row(&cfg, "maphuge"))
+		row_big(&run, "maphuge", 1);
+	if (want_row(&cfg, "many"))
+		row_many(&run);
+	if (want_row(&cfg, "msi"))
+		row_msi(&run);
+	if (want_row(&cfg, "bar0"))
+		row_bar0(&run);
+
+	cfg.ops->close(&run.dev);
+	printf("INFO %s done, %d errors\n", cfg.ops->name, run.errors);
+	return run.errors ? 1 : 0;
+}
