@@ -201,7 +201,13 @@ def main():
             if a.mode == "suite" and rc not in ("0", "1"):
                 # 1 is "some case failed", already counted; anything
                 # else means the program died or was killed.
-                problems.append(f"{name} did not finish (exit status {rc})")
+                why = f"exit status {rc}"
+                if rc == "137":
+                    why = "killed: over the guest time limit (--timeout)"
+                elif rc.isdigit() and int(rc) > 128:
+                    why = f"killed by signal {int(rc) - 128}"
+                out(f"not ok - vm/{name} did not finish ({why})")
+                failed += 1
             running = None
         elif line.startswith("VT-RUN-END "):
             run_rc = int(line.split()[1])
