@@ -1,0 +1,211 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Build the Debian 12 testbed image that autopkgtest-virt-qemu boots, from
+# the package registry only, and print the directory holding it:
+#   image.qcow2   ext4 on the whole disk (the VM sees it as /dev/vda)
+#   vmlinuz, initrd.img, kver   the image's own kernel, booted with -kernel
+#                               by qemu-tcg.sh, so the disk needs no loader
+#
+# Why not autopkgtest-build-qemu: it runs vmdb2, which wants loop devices,
+# kpartx and a boot loader install; a rootfs directory from mmdebstrap and
+# mkfs.ext4 -d need none of that and run anywhere root can chroot.
+#
+# The image is cached under $VFIO_CACHE/autopkgtest/<hash>, the hash of
+# this script and the mirror list, so it is rebuilt only when its recipe
+# changes.  Old images are removed when a new one is built.
+set -euo pipefail
+
+CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}/autopkgtest
+SUITE=bookworm
+# Disk size: the rootfs is about 1 GiB; the rest is room for the DKMS
+# build, the test packages and the logs.  The qcow2 stays sparse.
+DISK_SIZE=6G
+
+# What the tests need: the kernel and its headers for DKMS, the build
+# tools, the init system and udev that bind devices at boot, sudo and
+# passwd for the unprivileged users, python3 and apt-utils for
+# autopkgtest's own helpers in the testbed, pciutils and kmod for the
+# checks.  Everything is installed up front because the testbed has no
+# package lists: autopkgtest installs only from the .debs it is given.
+PACKAGES=(
+	linux-image-amd64 linux-headers-amd64 dkms build-essential
+	systemd systemd-sysv udev dbus sudo passwd python3-minimal
+	apt-utils kmod pciutils procps initramfs-tools
+)
+
+log() { echo "build-image: $*" >&2; }
+die() { echo "build-image: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (chroot, mkfs)"
+
+need=()
+for pkg in mmdebstrap qemu-utils e2fsprogs; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+		grep -q 'install ok installed' || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]}"
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${need[@]}" >&2
+fi
+
+# The testbed uses the same Debian mirror as this machine: take the
+# bookworm, -updates and -security entries of the host's apt sources
+# (whatever mirror the host is configured with), nothing else.
+mirrors() {
+	# shellcheck disable=SC2016 # $(...) are apt's fields, not the shell's
+	apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)|$(RELEASE)' \
+		'Identifier: Packages' 2>/dev/null |
+		awk -F'|' -v s="$SUITE" '
+			$1 == "Debian" && ($3 == s || $3 == s "-updates" ||
+					   $3 == s "-security") {
+				print "deb " $2 " " $3 " main"
+			}' | sort -u
+}
+sources=$(mirrors)
+if [ -z "$sources" ]; then
+	apt-get update -qq >&2
+	sources=$(mirrors)
+fi
+[ -n "$sources" ] || die "no Debian $SUITE entry in this machine's apt sources"
+grep -q " $SUITE main\$" <<<"$sources" ||
+	die "the apt sources lack the $SUITE suite itself"
+
+hash=$( { cat "$0"; echo "$sources"; } | sha256sum | cut -c1-16)
+out=$CACHE/$hash
+if [ -f "$out/done" ]; then
+	log "cached image $out (recipe unchanged)"
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$CACHE"
+exec 8>"$CACHE/build.lock"
+flock 8
+if [ -f "$out/done" ]; then
+	echo "$out"
+	exit 0
+fi
+
+start=$(date +%s)
+work=$(mktemp -d "$CACHE/build.XXXXXX")
+root=$work/root
+cleanup() {
+	# mmdebstrap unmounts on its own; a failed hook may leave mounts.
+	local m
+	awk -v r="$root" 'index($2, r) == 1 { print $2 }' /proc/mounts |
+		sort -r | while read -r m; do
+			umount -l "$m" 2>/dev/null || true
+		done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The customize hook runs after the packages are in, with the root
+# directory as $1.
+cat >"$work/customize.sh" <<'EOF'
+#!/bin/sh
+set -eu
+r=$1
+
+echo vfio-testbed >"$r/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tvfio-testbed\n' >"$r/etc/hosts"
+echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$r/etc/fstab"
+
+# autopkgtest-virt-qemu drives the VM through a root shell on the second
+# serial port; it waits for a login prompt on the first one (the getty
+# systemd starts for console=ttyS0) to know the boot is over.
+cat >"$r/etc/systemd/system/autopkgtest-shell@.service" <<'UNIT'
+[Unit]
+Description=Root shell for autopkgtest on %I
+ConditionPathExists=/dev/%I
+After=systemd-user-sessions.service
+
+[Service]
+ExecStart=/bin/sh
+StandardInput=tty-fail
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/%I
+SendSIGHUP=yes
+# The shell exits when autopkgtest hangs up or the tty goes away.
+SuccessExitStatus=0 208 SIGHUP SIGINT SIGTERM SIGPIPE
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
+ln -sf ../autopkgtest-shell@.service \
+	"$r/etc/systemd/system/multi-user.target.wants/autopkgtest-shell@ttyS1.service"
+
+# Root logs in without a password on the console, for debugging by hand.
+chroot "$r" passwd -d root >/dev/null
+
+# Nothing in the testbed may wait for a network or run periodic jobs that
+# compete with the test for the two emulated CPUs.
+for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+	 fstrim.timer; do
+	ln -sf /dev/null "$r/etc/systemd/system/$t"
+done
+
+# Boot the way a distribution's CI testbed does; nothing kept from the
+# build machine.
+rm -f "$r/etc/machine-id" "$r/var/lib/dbus/machine-id"
+: >"$r/etc/machine-id"
+EOF
+chmod 755 "$work/customize.sh"
+
+log "mmdebstrap $SUITE (${#PACKAGES[@]} packages) into $root"
+# No documentation, man pages or translations: a third less to unpack.
+mmdebstrap --variant=minbase --mode=root \
+	--include="$(IFS=,; echo "${PACKAGES[*]}")" \
+	--dpkgopt='path-exclude=/usr/share/doc/*' \
+	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	--dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--aptopt='APT::Install-Recommends "false"' \
+	--customize-hook="$work/customize.sh \"\$1\"" \
+	"$SUITE" "$root" - <<<"$sources" >"$work/mmdebstrap.log" 2>&1 || {
+	tail -n 30 "$work/mmdebstrap.log" >&2
+	die "mmdebstrap failed"
+}
+mmdebstrap_s=$(($(date +%s) - start))
+
+kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' |
+	sort -V | tail -n 1)
+[ -n "$kver" ] || die "no kernel in the image"
+[ -d "$root/usr/src/linux-headers-$kver" ] ||
+	die "the headers for $kver are not in the image"
+[ -f "$root/boot/initrd.img-$kver" ] || die "no initramfs for $kver"
+
+cp "$root/boot/vmlinuz-$kver" "$work/vmlinuz"
+cp "$root/boot/initrd.img-$kver" "$work/initrd.img"
+echo "$kver" >"$work/kver"
+
+log "ext4 image from $(du -sh "$root" | cut -f1) of files"
+mkfs.ext4 -q -F -L vfio-root -d "$root" "$work/image.raw" "$DISK_SIZE"
+qemu-img convert -O qcow2 "$work/image.raw" "$work/image.qcow2"
+rm -f "$work/image.raw"
+rm -rf "$root"
+
+cp "$work/mmdebstrap.log" "$work/build.log"
+rm -f "$work/mmdebstrap.log" "$work/customize.sh"
+total_s=$(($(date +%s) - start))
+printf 'mmdebstrap %d s, total %d s, kernel %s, qcow2 %s\n' \
+	"$mmdebstrap_s" "$total_s" "$kver" \
+	"$(du -h "$work/image.qcow2" | cut -f1)" >"$work/timing"
+log "$(cat "$work/timing")"
+
+# Publish atomically, then drop images of older recipes.
+for old in "$CACHE"/*/done; do
+	[ -e "$old" ] || continue
+	rm -rf "$(dirname "$old")"
+done
+rm -rf "$out"
+mv "$work" "$out"
+trap - EXIT
+touch "$out/done"
+echo "$out"
