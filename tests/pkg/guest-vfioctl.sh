@@ -1,0 +1,203 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# vfioctl against the real kernel with our modules, inside the test VM
+# (busybox, root, run by tests/pkg/vm-vfioctl.sh with --no-bind).  The
+# edu devices start on pci-stub, a real host driver to take them from and
+# give them back to.  Lines starting with "# " are the transcript.
+set -u
+
+V=/opt/vfioctl
+P=/sys/bus/pci/devices
+CONF=/tmp/devices.conf
+EDU0=0000:00:02.0
+EDU1=0000:00:03.0
+TESTDEV=0000:00:04.0
+PORT=0000:00:05.0
+EDU2=0000:01:00.0
+
+ok() { echo "ok - vfioctl-vm/$1"; }
+nok() { echo "not ok - vfioctl-vm/$1: $2"; }
+
+# Show a command and its output in the transcript; its status is kept.
+show() {
+	echo "# \$ $*"
+	"$@" >/tmp/show.out 2>&1
+	rc=$?
+	sed 's/^/#   /' /tmp/show.out
+	echo "#   (exit $rc)"
+	return $rc
+}
+
+drv() {
+	if [ -L "$P/$1/driver" ]; then
+		basename "$(readlink "$P/$1/driver")"
+	else
+		echo -
+	fi
+}
+grp() { basename "$(readlink "$P/$1/iommu_group")"; }
+ovr() { cat "$P/$1/driver_override"; }
+
+# want NAME CONDITION-TEXT: report the last test's result.
+check() {
+	if [ "$2" = "" ]; then ok "$1"; else nok "$1" "$2"; fi
+}
+
+modprobe vfio_pci 2>/dev/null
+modprobe pci-stub 2>/dev/null
+echo "1234 11e8" >/sys/bus/pci/drivers/pci-stub/new_id 2>/dev/null
+for d in $EDU0 $EDU1 $EDU2; do
+	[ "$(drv "$d")" = pci-stub ] || echo "$d" >/sys/bus/pci/drivers/pci-stub/bind
+done
+G0=$(grp $EDU0)
+GT=$(grp $TESTDEV)
+
+why=
+[ -d /sys/bus/pci/drivers/vfio ] || why="no vfio driver"
+[ "$(drv $EDU0)" = pci-stub ] || why="$why; edu0 on $(drv $EDU0)"
+[ "$(drv $PORT)" = pcieport ] || why="$why; root port on $(drv $PORT)"
+check setup "$why"
+
+show $V list
+why=
+grep -Eq "^$EDU0 +1234:11e8 +00ff00 +$G0 +pci-stub +no +no\$" /tmp/show.out ||
+	why="edu0 line wrong"
+grep -Eq "^$TESTDEV .* $GT +- +yes " /tmp/show.out || why="$why; testdev line"
+check list "$why"
+
+$V --json list >/tmp/list.json
+n=$(find $P/ -mindepth 1 -maxdepth 1 | wc -l)
+if [ "$(grep -o '"address"' /tmp/list.json | wc -l)" -eq "$n" ]; then
+	ok list-json
+else
+	nok list-json "not $n devices"
+fi
+
+# bind and unbind through a real driver
+show $V bind $EDU0
+rc=$?
+why=
+[ $rc -eq 0 ] || why="exit $rc"
+[ "$(drv $EDU0)" = vfio ] || why="$why; on $(drv $EDU0)"
+[ "$(ovr $EDU0)" = vfio ] || why="$why; override $(ovr $EDU0)"
+[ "$(cat /run/vfio/$EDU0.driver 2>/dev/null)" = pci-stub ] ||
+	why="$why; state not pci-stub"
+[ -c "/dev/vfio/pci:$G0" ] || why="$why; no /dev/vfio/pci:$G0"
+check bind "$why"
+
+show $V unbind $EDU0
+rc=$?
+why=
+[ $rc -eq 0 ] || why="exit $rc"
+[ "$(drv $EDU0)" = pci-stub ] || why="$why; on $(drv $EDU0)"
+[ "$(ovr $EDU0)" = "(null)" ] || why="$why; override $(ovr $EDU0)"
+[ ! -e "/run/vfio/$EDU0.driver" ] || why="$why; state left"
+check unbind-restores "$why"
+
+# A real probe failure (vfio refuses bridges): undone, back on pcieport.
+show $V bind $PORT
+rc=$?
+why=
+[ $rc -eq 3 ] || why="exit $rc, want 3"
+[ "$(drv $PORT)" = pcieport ] || why="$why; on $(drv $PORT)"
+[ "$(ovr $PORT)" = "(null)" ] || why="$why; override $(ovr $PORT)"
+[ ! -e "/run/vfio/$PORT.driver" ] || why="$why; state left"
+check bind-failure-restores "$why"
+
+# check with errors, line numbered
+cat >$CONF <<EOC
+# devices for the VM test
+0000:00:1f.2 owner=0
+$EDU0 owner=nobody-here mode=0886
+EOC
+show $V -c $CONF check
+rc=$?
+why=
+[ $rc -eq 1 ] || why="exit $rc"
+grep -q "devices.conf:3: unknown user \"nobody-here\"" /tmp/show.out ||
+	why="$why; no unknown user at line 3"
+grep -q "devices.conf:3: bad mode \"0886\"" /tmp/show.out ||
+	why="$why; no bad mode at line 3"
+grep -q "devices.conf:2: IOMMU group .* of 0000:00:1f.2 also holds" \
+	/tmp/show.out || why="$why; no unconfigured member at line 2"
+check check-errors "$why"
+
+# apply: one device by address with ownership, one by vendor:device
+cat >$CONF <<EOC
+$EDU0 owner=user group=user mode=0660
+1b36:0005
+EOC
+if show $V -c $CONF check; then ok check-valid; else nok check-valid "failed"; fi
+show $V -c $CONF apply
+rc=$?
+why=
+[ $rc -eq 0 ] || why="exit $rc"
+[ "$(drv $EDU0)" = vfio ] || why="$why; edu0 on $(drv $EDU0)"
+[ "$(drv $TESTDEV)" = vfio ] || why="$why; testdev on $(drv $TESTDEV)"
+[ "$(drv $EDU1)" = pci-stub ] || why="$why; unconfigured edu1 moved"
+check apply "$why"
+
+# What the udev rule would import, applied the way udev does.
+show $V -c $CONF udev-owner "pci:$G0"
+why=
+grep -qx "VFIO_OWNER=user" /tmp/show.out || why="no VFIO_OWNER=user"
+grep -qx "VFIO_MODE=0660" /tmp/show.out || why="$why; no VFIO_MODE=0660"
+check udev-owner "$why"
+$V -c $CONF udev-owner "pci:$GT" >/tmp/owner-t
+check udev-owner-unconfigured "$( [ ! -s /tmp/owner-t ] || cat /tmp/owner-t)"
+eval "$(sed -n 's/^\(VFIO_[A-Z]*\)=\([a-z0-9]*\)$/\1=\2/p' /tmp/show.out)"
+chown "${VFIO_OWNER:-root}:${VFIO_GROUP:-root}" "/dev/vfio/pci:$G0"
+chmod "${VFIO_MODE:-0600}" "/dev/vfio/pci:$G0"
+if show $V -c $CONF status; then ok status; else nok status "differs"; fi
+
+# The configured user opens its group, not the other one (root 0600).
+if su -s /bin/sh user -c "exec 3<>/dev/vfio/pci:$G0" 2>/tmp/su.err; then
+	ok user-opens-own-group
+else
+	nok user-opens-own-group "$(cat /tmp/su.err)"
+fi
+if su -s /bin/sh user -c "exec 3<>/dev/vfio/pci:$GT" 2>/tmp/su.err; then
+	nok user-refused-other-group "opened /dev/vfio/pci:$GT"
+else
+	ok user-refused-other-group
+fi
+
+# hotplug helper with the driver loaded
+echo "$EDU1" >>$CONF
+show $V -c $CONF udev-claim $EDU1
+why=
+grep -qx VFIO_CLAIMED=1 /tmp/show.out || why="no VFIO_CLAIMED=1"
+[ "$(drv $EDU1)" = vfio ] || why="$why; on $(drv $EDU1)"
+[ "$(cat /run/vfio/$EDU1.driver 2>/dev/null)" = pci-stub ] ||
+	why="$why; state not pci-stub"
+check udev-claim "$why"
+
+# apply with a failing device: the others are still bound
+printf '%s\n' "$EDU2" "$PORT" >$CONF
+show $V -c $CONF apply
+rc=$?
+why=
+[ $rc -eq 2 ] || why="exit $rc, want 2"
+[ "$(drv $EDU2)" = vfio ] || why="$why; edu2 on $(drv $EDU2)"
+[ "$(drv $PORT)" = pcieport ] || why="$why; root port on $(drv $PORT)"
+check apply-partial "$why"
+
+show $V unbind-all
+rc=$?
+why=
+[ $rc -eq 0 ] || why="exit $rc"
+for d in $EDU0 $EDU1 $EDU2; do
+	[ "$(drv "$d")" = pci-stub ] || why="$why; $d on $(drv "$d")"
+done
+[ "$(drv $TESTDEV)" = - ] || why="$why; testdev on $(drv $TESTDEV)"
+[ -z "$(ls /run/vfio 2>/dev/null)" ] || why="$why; state left: $(ls /run/vfio)"
+check unbind-all "$why"
+
+if show $V -c /opt/devices.conf check; then
+	ok default-config
+else
+	nok default-config "shipped devices.conf rejected"
+fi
+exit 0

@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vfioctl in the test VM against the real kernel and our modules: builds
+# a static vfioctl and runs tests/pkg/guest-vfioctl.sh through the core's
+# VM harness (tests/vm/run-suite.sh --run).  Prints the guest's ok/not ok
+# lines and a transcript ("# " lines) of list, check and apply.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+work=$(mktemp -d "${TMPDIR:-/tmp}/vfio-vmctl.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# glibc 2.34+ has the files NSS backend built in, so getpwnam() in a
+# static binary reads the guest's /etc/passwd; the link-time warning
+# about it is expected.
+gcc -static -O2 -Wall -Wextra -Werror -o "$work/vfioctl" \
+	tools/vfioctl/{config,sysfs,sysfs_io,bind,plan,json,commands,vfioctl}.c \
+	2> >(grep -v -e 'statically linked applications requires' \
+		-e 'in function' >&2)
+exec tests/vm/run-suite.sh --no-bind --add "$work/vfioctl" \
+	--add tests/pkg/guest-vfioctl.sh --add etc/vfio/devices.conf \
+	--run "sh /opt/guest-vfioctl.sh" "$@"
