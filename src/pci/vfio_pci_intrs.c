@@ -280,91 +280,111 @@ static int vfio_pci_intx_set(struct vfio_pci_device *vdev,
 
 /* ---------------- MSI and MSI-X --------------------------------------- */
 
+static void vfio_pci_put_ctxs(struct eventfd_ctx **ctxs, unsigned int count)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++)
+		if (ctxs[i])
+			eventfd_ctx_put(ctxs[i]);
+}
+
 static irqreturn_t vfio_pci_msi_handler(int irq, void *arg)
 {
 	struct vfio_pci_vector *v = arg;
+	struct eventfd_ctx *trigger = READ_ONCE(v->trigger);
 
-	/* Set before request_irq() and cleared only after free_irq(). */
-	vfio_eventfd_signal(v->trigger);
+	/* Unconnected vectors are requested too, and swallowed here. */
+	if (trigger)
+		vfio_eventfd_signal(trigger);
 	return IRQ_HANDLED;
 }
 
-static void vfio_pci_vector_clear(struct vfio_pci_vector *v)
-{
-	if (!v->trigger)
-		return;
-	free_irq(v->irq, v);
-	eventfd_ctx_put(v->trigger);
-	v->trigger = NULL;
-	kfree(v->name);
-	v->name = NULL;
-}
-
 /* Consumes the reference on @trigger (may be NULL: unconnected). */
-static int vfio_pci_vector_set(struct vfio_pci_device *vdev, unsigned int i,
-			       struct eventfd_ctx *trigger)
+static void vfio_pci_vector_set(struct vfio_pci_vector *v,
+				struct eventfd_ctx *trigger)
 {
-	struct vfio_pci_vector *v = &vdev->vectors[i];
-	bool msix = vdev->irq_type == VFIO_PCI_IRQ_MSIX;
-	int ret;
+	struct eventfd_ctx *old = v->trigger;
 
-	vfio_pci_vector_clear(v);
-	if (!trigger)
-		return 0;
-
-	v->name = kasprintf(GFP_KERNEL, "vfio-msi%s[%u](%s)", msix ? "x" : "",
-			    i, pci_name(vdev->pdev));
-	if (!v->name) {
-		eventfd_ctx_put(trigger);
-		return -ENOMEM;
+	WRITE_ONCE(v->trigger, trigger);
+	if (old) {
+		/* A handler that still saw the old eventfd is done after. */
+		synchronize_irq(v->irq);
+		eventfd_ctx_put(old);
 	}
-	v->trigger = trigger;
-	ret = request_irq(v->irq, vfio_pci_msi_handler, 0, v->name, v);
-	if (ret) {
-		v->trigger = NULL;
-		kfree(v->name);
-		v->name = NULL;
-		eventfd_ctx_put(trigger);
-	}
-	return ret;
 }
 
-static void vfio_pci_msi_disable(struct vfio_pci_device *vdev)
+static void vfio_pci_msi_free(struct vfio_pci_device *vdev, unsigned int n)
 {
-	int i;
+	unsigned int i;
 
-	for (i = 0; i < vdev->num_vectors; i++)
-		vfio_pci_vector_clear(&vdev->vectors[i]);
+	for (i = 0; i < n; i++) {
+		struct vfio_pci_vector *v = &vdev->vectors[i];
+
+		free_irq(v->irq, v);
+		if (v->trigger)
+			eventfd_ctx_put(v->trigger);
+		kfree(v->name);
+	}
 	pci_free_irq_vectors(vdev->pdev);
 	kfree(vdev->vectors);
 	vdev->vectors = NULL;
 	vdev->num_vectors = 0;
+}
+
+static void vfio_pci_msi_disable(struct vfio_pci_device *vdev)
+{
+	vfio_pci_msi_free(vdev, vdev->num_vectors);
 	vdev->irq_type = VFIO_PCI_IRQ_NONE;
 	/* Disabling MSI re-enabled INTx; the user's bit rules again. */
 	if (vdev->pci_2_3)
 		vfio_pci_set_intx_disable(vdev, vdev->vcmd_intx);
 }
 
+/*
+ * Every vector gets its handler at once, connected or not: a requested
+ * IRQ is what makes the kernel program the vector's message, and a device
+ * firing an unprogrammed vector would DMA to address 0.
+ */
 static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
 			       enum vfio_pci_irq_type type, unsigned int count)
 {
 	struct pci_dev *pdev = vdev->pdev;
-	unsigned int flag = type == VFIO_PCI_IRQ_MSIX ? PCI_IRQ_MSIX :
-							PCI_IRQ_MSI;
+	bool msix = type == VFIO_PCI_IRQ_MSIX;
 	unsigned int i;
 	int ret;
 
 	vdev->vectors = kcalloc(count, sizeof(*vdev->vectors), GFP_KERNEL);
 	if (!vdev->vectors)
 		return -ENOMEM;
-	ret = pci_alloc_irq_vectors(pdev, count, count, flag);
+	ret = pci_alloc_irq_vectors(pdev, count, count,
+				    msix ? PCI_IRQ_MSIX : PCI_IRQ_MSI);
 	if (ret < 0) {
 		kfree(vdev->vectors);
 		vdev->vectors = NULL;
 		return ret;
 	}
-	for (i = 0; i < count; i++)
-		vdev->vectors[i].irq = pci_irq_vector(pdev, i);
+
+	for (i = 0; i < count; i++) {
+		struct vfio_pci_vector *v = &vdev->vectors[i];
+
+		v->irq = pci_irq_vector(pdev, i);
+		v->name = kasprintf(GFP_KERNEL, "vfio-msi%s[%u](%s)",
+				    msix ? "x" : "", i, pci_name(pdev));
+		if (!v->name) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = request_irq(v->irq, vfio_pci_msi_handler, 0, v->name, v);
+		if (ret) {
+			kfree(v->name);
+			break;
+		}
+	}
+	if (ret) {
+		vfio_pci_msi_free(vdev, i);
+		return ret;
+	}
 	vdev->num_vectors = count;
 	vdev->irq_type = type;
 	return 0;
@@ -376,24 +396,21 @@ static int vfio_pci_msi_set(struct vfio_pci_device *vdev,
 			    struct eventfd_ctx **ctxs)
 {
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
 	/* MSI cannot grow or shrink while enabled: start over. */
 	if (vdev->irq_type == type && vdev->num_vectors != count)
 		vfio_pci_msi_disable(vdev);
-	if (vdev->irq_type == VFIO_PCI_IRQ_NONE)
+	if (vdev->irq_type == VFIO_PCI_IRQ_NONE) {
 		ret = vfio_pci_msi_enable(vdev, type, count);
-
-	for (i = 0; i < count; i++) {
-		if (!ret)
-			ret = vfio_pci_vector_set(vdev, i, ctxs[i]);
-		else if (ctxs[i])
-			eventfd_ctx_put(ctxs[i]);
+		if (ret) {
+			vfio_pci_put_ctxs(ctxs, count);
+			return ret;
+		}
 	}
-	/* Leave the index off rather than half connected. */
-	if (ret && vdev->irq_type == type)
-		vfio_pci_msi_disable(vdev);
-	return ret;
+	for (i = 0; i < count; i++)
+		vfio_pci_vector_set(&vdev->vectors[i], ctxs[i]);
+	return 0;
 }
 
 /* ---------------- release request ------------------------------------- */
@@ -439,15 +456,6 @@ static enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
 	default:
 		return VFIO_PCI_IRQ_MSIX;
 	}
-}
-
-static void vfio_pci_put_ctxs(struct eventfd_ctx **ctxs, unsigned int count)
-{
-	unsigned int i;
-
-	for (i = 0; i < count; i++)
-		if (ctxs[i])
-			eventfd_ctx_put(ctxs[i]);
 }
 
 /* Resolve every fd first, so that a bad one changes nothing. */

@@ -4,8 +4,11 @@
  * expansion ROM (region 6).
  *
  * Device registers often only decode naturally aligned accesses of the
- * size they were designed for, so a user buffer is split into the largest
- * naturally aligned 8, 4, 2 or 1 byte accesses (I/O ports stop at 4).
+ * size they were designed for.  An access of exactly 1, 2, 4 or (MMIO) 8
+ * aligned bytes is done as one access of that size; anything longer is
+ * split into naturally aligned 4 byte accesses (2 and 1 at unaligned
+ * ends), because most registers are 32 bits wide and many devices ignore
+ * 8 byte accesses to them.
  * Data is kept in the device's little-endian byte order, so a read of a
  * 32-bit register gives the same bytes as the device would put on the bus.
  * An access starting outside the region fails with -EINVAL; one running
@@ -20,9 +23,9 @@
 
 #include "vfio_pci_private.h"
 
-static size_t vfio_pci_access_size(u64 off, size_t left, bool io)
+static size_t vfio_pci_access_size(u64 off, size_t left, size_t max)
 {
-	if (!io && left >= 8 && !(off & 7))
+	if (max >= 8 && left >= 8 && !(off & 7))
 		return 8;
 	if (left >= 4 && !(off & 3))
 		return 4;
@@ -94,16 +97,18 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
 	u64 off = pos & VFIO_PCI_OFFSET_MASK;
 	u64 size = pci_resource_len(pdev, bar);
 	void __iomem *base = vdev->barmap[bar];
-	bool io = vfio_pci_bar_is_io(pdev, bar);
-	size_t done = 0;
+	size_t max = 4, done = 0;
 	int ret = 0;
 
 	if (!base || off >= size)
 		return -EINVAL;
 	count = min_t(u64, count, size - off);
+	/* 8 byte accesses only when asked for exactly (never for ports). */
+	if (count == 8 && vfio_pci_bar_is_mem(pdev, bar))
+		max = 8;
 
 	while (done < count) {
-		size_t n = vfio_pci_access_size(off + done, count - done, io);
+		size_t n = vfio_pci_access_size(off + done, count - done, max);
 
 		if (write)
 			ret = vfio_pci_io_write(base + off + done, n,
