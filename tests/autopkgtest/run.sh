@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `make autopkgtest`: the Debian package's own tests (debian/tests), run
+# the way a distribution's CI runs them: build the .debs, boot a Debian 12
+# image in QEMU (TCG, q35, Intel IOMMU with interrupt remapping, two edu
+# devices; see qemu-tcg.sh), and let autopkgtest install the packages and
+# run each test in it.
+#
+# Prints one "ok - autopkgtest/<test>" / "not ok - ..." / "skip - ...: why"
+# line per test, each followed by the test's own "check:" lines, and the
+# time of each stage.  The full logs stay in $VFIO_CACHE/autopkgtest/run.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/tests/autopkgtest
+CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
+work=$CACHE/autopkgtest/run
+RAM_MIB=${VFIO_AUTOPKGTEST_RAM:-3072}
+
+log() { echo "autopkgtest: $*" >&2; }
+t0=$(date +%s)
+stage_start=$t0
+timings=()
+stage_done() {
+	local now
+	now=$(date +%s)
+	timings+=("$1 $((now - stage_start)) s")
+	echo "# time: $1 $((now - stage_start)) s"
+	stage_start=$now
+}
+bail() {
+	echo "not ok - autopkgtest/$1: $2"
+	[ -z "${3:-}" ] || tail -n 40 "$3" | sed 's/^/#   /'
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || bail setup "must run as root (apt-get, mmdebstrap)"
+
+# ---- tools ---------------------------------------------------------------
+need=()
+for pkg in autopkgtest mmdebstrap qemu-system-x86 qemu-utils e2fsprogs \
+	   dpkg-dev debhelper dh-dkms build-essential python3; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+		grep -q 'install ok installed' || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]}"
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${need[@]}" >&2
+fi
+
+# ---- packages --------------------------------------------------------------
+# Two copies of the tree outside the repository: one to build in, and a
+# pristine one that autopkgtest copies into the testbed (the tests run in
+# it, and user-driver builds the example driver from it).
+rm -rf "$work"
+mkdir -p "$work/build" "$work/src" "$work/debs"
+copy_tree() {
+	tar -C "$top" --exclude=./.git --exclude=./build -cf - . |
+		tar -C "$1" -xf -
+}
+copy_tree "$work/build/vfio-dkms"
+copy_tree "$work/src/vfio-dkms"
+
+# The build dependencies, from debian/control, as a user would get them.
+if ! (cd "$work/build/vfio-dkms" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
+	log "installing the build dependencies"
+	(cd "$work/build/vfio-dkms" &&
+		DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./) >&2
+fi
+stage_done tools
+
+log "dpkg-buildpackage -us -uc -b"
+# The host tests already ran in `make check` (the package's build-time
+# check runs them again, as "nocheck" leaves them to that stage).
+if ! (cd "$work/build/vfio-dkms" &&
+	DEB_BUILD_OPTIONS="nocheck parallel=2" \
+	dpkg-buildpackage -us -uc -b) >"$work/dpkg-buildpackage.log" 2>&1; then
+	bail build "dpkg-buildpackage -us -uc -b failed" \
+		"$work/dpkg-buildpackage.log"
+fi
+mv "$work"/build/*.deb "$work/debs/"
+debs=("$work"/debs/*.deb)
+echo "# built: $(cd "$work/debs" && echo ./*.deb | sed 's|\./||g')"
+stage_done packages
+
+# ---- image -----------------------------------------------------------------
+image_dir=$("$here/build-image.sh" 2>"$work/build-image.log") ||
+	bail image "build-image.sh failed" "$work/build-image.log"
+echo "# image: $image_dir ($(cat "$image_dir/kver"); built in: $(cat "$image_dir/timing"))"
+stage_done image
+
+# ---- the tests ---------------------------------------------------------------
+# One VM at a time on this machine (the guest suite holds the same lock).
+exec 9>"$CACHE/vm.lock"
+if ! flock -n 9; then
+	log "another VM run holds $CACHE/vm.lock; waiting"
+	flock -w 1800 9 || bail run "gave up waiting for $CACHE/vm.lock"
+fi
+
+export VFIO_AUTOPKGTEST_IMAGE_DIR=$image_dir
+export VFIO_QEMU_LOG=$work/qemu-command.log
+# --no-built-binaries: the tests get exactly the .debs built above, not a
+# rebuild of the tree.  The reboot waits for a whole emulated boot.
+set +e
+autopkgtest --no-built-binaries \
+	--output-dir="$work/out" --summary-file="$work/summary" \
+	"${debs[@]}" "$work/src/vfio-dkms/" \
+	-- qemu --qemu-command="$here/qemu-tcg.sh" --qemu-architecture=x86_64 \
+	--ram-size="$RAM_MIB" --cpus=2 --timeout-reboot=300 \
+	--overlay-dir="$work" \
+	"$image_dir/image.qcow2" >"$work/autopkgtest.log" 2>&1
+rc=$?
+set -e
+flock -u 9
+stage_done tests
+
+# ---- report ------------------------------------------------------------------
+# Exit codes (autopkgtest(1)): 0 all passed, 2 some skipped, 4 some
+# failed, 6 both, 8 no tests, 12 installation failed, 16 testbed failure,
+# 20 other.
+if [ ! -s "$work/summary" ]; then
+	bail run "autopkgtest exited $rc before any test ran" \
+		"$work/autopkgtest.log"
+fi
+
+# Per-test duration from autopkgtest's timestamped log lines.
+declare -A secs
+while read -r name s; do
+	secs[$name]=$s
+done < <(awk '
+	function sec(t,  a) { split(t, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+	/^autopkgtest \[[0-9:]+\]: test [^:]+: / {
+		t = substr($2, 2, 8); n = $4; sub(/:$/, "", n)
+		if (!(n in first)) { first[n] = sec(t); order[++k] = n }
+		last[n] = sec(t)
+	}
+	END { for (i = 1; i <= k; i++) print order[i], last[order[i]] - first[order[i]] }
+' "$work/autopkgtest.log")
+
+failed=0
+while read -r name result detail; do
+	out=$work/out/$name-stdout
+	t=${secs[$name]:-?}
+	case $result in
+	PASS)
+		echo "ok - autopkgtest/$name (${t} s)"
+		;;
+	SKIP)
+		echo "skip - autopkgtest/$name: ${detail:-skipped by autopkgtest}"
+		;;
+	*)
+		echo "not ok - autopkgtest/$name: $result ${detail:-} (${t} s)"
+		failed=1
+		;;
+	esac
+	if [ -f "$out" ]; then
+		grep -E '^(check|note|FAIL|\+ )' "$out" | sed 's/^/#   /' || true
+	fi
+	if [ "$result" != PASS ] && [ -f "$work/out/$name-stderr" ]; then
+		tail -n 15 "$work/out/$name-stderr" | sed 's/^/#   stderr: /'
+	fi
+done <"$work/summary"
+
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && [ "$rc" -ne 2 ]; then
+	echo "not ok - autopkgtest/run: autopkgtest exited $rc"
+	tail -n 30 "$work/autopkgtest.log" | sed 's/^/#   /'
+	failed=1
+fi
+
+echo "# time: total $(($(date +%s) - t0)) s (${timings[*]})"
+echo "# logs: $work/autopkgtest.log, $work/out/"
+exit "$failed"
