@@ -25,6 +25,7 @@
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define PCI_DRIVERS	"/sys/bus/pci/drivers"
 #define BIND_TIMEOUT_MS	5000
+#define VT_PINS_FOLD_WAIT_MS	2100	/* two vmstat intervals and a bit */
 
 uint64_t vt_now_ms(void)
 {
@@ -437,6 +438,14 @@ int vt_read_pins(struct vt_pins *p)
 
 		(void)ignored;
 		close(refresh);
+	} else if (errno == EACCES || errno == EPERM) {
+		/*
+		 * Not root (the file is 0600 and refuses chmod): rely on
+		 * the kernel's own folding instead, which vmstat_shepherd
+		 * does every second (sysctl vm.stat_interval) and a CPU
+		 * does on going idle.
+		 */
+		usleep(VT_PINS_FOLD_WAIT_MS * 1000);
 	}
 
 	f = fopen("/proc/vmstat", "re");

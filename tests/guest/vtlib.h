@@ -135,7 +135,9 @@ int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value);
 /*
  * /proc/vmstat nr_foll_pin_acquired and nr_foll_pin_released.  Their
  * difference is the number of pages pinned with FOLL_PIN right now in the
- * whole guest, so take a snapshot before and compare after.
+ * whole guest, so take a snapshot before and compare after.  As root the
+ * per-cpu deltas are folded first (vm/stat_refresh); any other uid cannot
+ * do that, so the call then sleeps about 2 s for the kernel to fold them.
  */
 struct vt_pins {
 	long acquired;
