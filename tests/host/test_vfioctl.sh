@@ -346,6 +346,14 @@ case_unbind_all() {
 	want_no_writes
 }
 
+case_unbind_all_forgets_unplugged() {
+	rc 0 vf bind 0000:00:04.0
+	rm -rf "$S/bus/pci/devices/0000:00:04.0"
+	rc 0 vf unbind-all
+	want_state 0000:00:04.0 absent
+	want_in "$T/out" "0000:00:04.0: gone, forgot its state"
+}
+
 case_apply_binds_config() {
 	conf "# test" "0000:00:02.0 owner=$uid mode=0600" "1234:11e8"
 	rc 0 vf apply

@@ -4,6 +4,7 @@
  * decides everything before it touches a device, and reports one line per
  * device so that the journal tells what happened to each.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,32 @@ int cmd_unbind(const struct vfioctl *v, int argc, char **argv)
 	return combine(argc, ok, broken);
 }
 
+/* State of devices that left the bus: nothing to give back any more. */
+static void forget_absent(const struct vfioctl *v)
+{
+	struct dirent *de;
+	char addr[16];
+	struct pci_dev d;
+	DIR *dir;
+
+	dir = opendir(v->state_dir);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *dot = strrchr(de->d_name, '.');
+
+		if (!dot || strcmp(dot, ".driver") ||
+		    (size_t)(dot - de->d_name) >= sizeof(addr))
+			continue;
+		memcpy(addr, de->d_name, dot - de->d_name);
+		addr[dot - de->d_name] = '\0';
+		if (parse_pci_addr(addr, d.addr) &&
+		    pci_dev_load(v, addr, &d) == -ENODEV)
+			dev_unbind(v, addr);
+	}
+	closedir(dir);
+}
+
 int cmd_unbind_all(const struct vfioctl *v, int argc, char **argv)
 {
 	int n = 0, ok = 0, broken = 0, ret;
@@ -385,6 +412,7 @@ int cmd_unbind_all(const struct vfioctl *v, int argc, char **argv)
 		}
 	}
 	pci_list_free(&l);
+	forget_absent(v);
 	if (!n)
 		return EXIT_OK;
 	if (broken)
