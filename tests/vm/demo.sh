@@ -25,7 +25,7 @@ cp tests/vm/demo-guest.sh "$out/demo-guest.sh"
 
 echo "demo: booting the VM (QEMU, TCG; about 30 s)"
 rc=0
-tests/vm/run-suite.sh --no-bind --add "$out/edu-dma" \
+tests/vm/run-suite.sh --no-bind --no-programs --add "$out/edu-dma" \
 	--add "$out/demo-guest.sh" --run "sh /opt/demo-guest.sh" |
 	tee "$out/transcript.txt" || rc=$?
 if [ "$rc" -eq 0 ] &&

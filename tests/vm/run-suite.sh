@@ -31,6 +31,7 @@ usage: tests/vm/run-suite.sh [options]
                       (in /opt, as root, after the usual setup); every line
                       it prints is shown; exit status is CMD's
   --no-bind           do not bind the test devices to vfio in /init
+  --no-programs       build no guest test programs (same as --programs "")
   --hugepages N       2 MiB huge pages for the guest (default 32)
   --timeout SECS      per-program time limit in the guest (default 240)
   --total-timeout S   whole-VM time limit (default 1200)
@@ -72,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--add) adds+=("$2"); shift ;;
 	--run) run_cmd=$2; mode=run; shift ;;
 	--no-bind) bind=0 ;;
+	--no-programs) programs=; programs_set=1 ;;
 	--hugepages) hugepages=$2; shift ;;
 	--timeout) prog_timeout=$2; shift ;;
 	--total-timeout) total_timeout=$2; shift ;;
@@ -195,8 +197,9 @@ done
 # ---- guest programs ----------------------------------------------------
 CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
 cd "$top"
-# --run mode has no use for the suite unless --programs asks for some.
-if [ "$programs_set" = 0 ] && [ "$mode" = suite ]; then
+# --run scripts may run the suite themselves (tests/debug), so it is
+# built there too unless --no-programs says it is not wanted.
+if [ "$programs_set" = 0 ]; then
 	programs=$(ls tests/guest/t-*.c 2>/dev/null || true)
 fi
 build_prog() {	# source, output
@@ -212,8 +215,7 @@ for src in $programs; do
 	build_prog "$src" "$root/tests/$name" || true
 done
 # Programs built against the unmodified seed header (tests/abi/).
-if [ "$programs_set" = 0 ] && [ "$mode" = suite ] &&
-   [ -x tests/abi/build-guest.sh ]; then
+if [ "$programs_set" = 0 ] && [ -x tests/abi/build-guest.sh ]; then
 	abi_out=$B/abi
 	mkdir -p "$abi_out"
 	rc=0
