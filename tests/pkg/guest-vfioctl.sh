@@ -6,7 +6,9 @@
 # (busybox, root, run by tests/pkg/vm-vfioctl.sh with --no-bind).  The
 # edu devices start on pci-stub, a real host driver to take them from and
 # give them back to.  Lines starting with "# " are the transcript.
-set -u
+# busybox ash has pipefail, POSIX sh does not.
+# shellcheck disable=SC3040
+set -euo pipefail
 
 V=/opt/vfioctl
 P=/sys/bus/pci/devices
@@ -22,12 +24,12 @@ nok() { echo "not ok - vfioctl-vm/$1: $2"; }
 
 # Show a command and its output in the transcript; its status is kept.
 show() {
+	r=0
 	echo "# \$ $*"
-	"$@" >/tmp/show.out 2>&1
-	rc=$?
+	"$@" >/tmp/show.out 2>&1 || r=$?
 	sed 's/^/#   /' /tmp/show.out
-	echo "#   (exit $rc)"
-	return $rc
+	echo "#   (exit $r)"
+	return $r
 }
 
 drv() {
@@ -45,9 +47,9 @@ check() {
 	if [ "$2" = "" ]; then ok "$1"; else nok "$1" "$2"; fi
 }
 
-modprobe vfio_pci 2>/dev/null
-modprobe pci-stub 2>/dev/null
-echo "1234 11e8" >/sys/bus/pci/drivers/pci-stub/new_id 2>/dev/null
+modprobe vfio_pci 2>/dev/null || true
+modprobe pci-stub 2>/dev/null || true
+echo "1234 11e8" >/sys/bus/pci/drivers/pci-stub/new_id 2>/dev/null || true
 for d in $EDU0 $EDU1 $EDU2; do
 	[ "$(drv "$d")" = pci-stub ] || echo "$d" >/sys/bus/pci/drivers/pci-stub/bind
 done
@@ -60,14 +62,14 @@ why=
 [ "$(drv $PORT)" = pcieport ] || why="$why; root port on $(drv $PORT)"
 check setup "$why"
 
-show $V list
+show $V list || true
 why=
 grep -Eq "^$EDU0 +1234:11e8 +00ff00 +$G0 +pci-stub +no +no\$" /tmp/show.out ||
 	why="edu0 line wrong"
 grep -Eq "^$TESTDEV .* $GT +- +yes " /tmp/show.out || why="$why; testdev line"
 check list "$why"
 
-$V --json list >/tmp/list.json
+$V --json list >/tmp/list.json || true
 n=$(find $P/ -mindepth 1 -maxdepth 1 | wc -l)
 if [ "$(grep -o '"address"' /tmp/list.json | wc -l)" -eq "$n" ]; then
 	ok list-json
@@ -76,8 +78,8 @@ else
 fi
 
 # bind and unbind through a real driver
-show $V bind $EDU0
-rc=$?
+rc=0
+show $V bind $EDU0 || rc=$?
 why=
 [ $rc -eq 0 ] || why="exit $rc"
 [ "$(drv $EDU0)" = vfio ] || why="$why; on $(drv $EDU0)"
@@ -87,8 +89,8 @@ why=
 [ -c "/dev/vfio/pci:$G0" ] || why="$why; no /dev/vfio/pci:$G0"
 check bind "$why"
 
-show $V unbind $EDU0
-rc=$?
+rc=0
+show $V unbind $EDU0 || rc=$?
 why=
 [ $rc -eq 0 ] || why="exit $rc"
 [ "$(drv $EDU0)" = pci-stub ] || why="$why; on $(drv $EDU0)"
@@ -97,8 +99,8 @@ why=
 check unbind-restores "$why"
 
 # A real probe failure (vfio refuses bridges): undone, back on pcieport.
-show $V bind $PORT
-rc=$?
+rc=0
+show $V bind $PORT || rc=$?
 why=
 [ $rc -eq 3 ] || why="exit $rc, want 3"
 [ "$(drv $PORT)" = pcieport ] || why="$why; on $(drv $PORT)"
@@ -112,8 +114,8 @@ cat >$CONF <<EOC
 0000:00:1f.2 owner=0
 $EDU0 owner=nobody-here mode=0886
 EOC
-show $V -c $CONF check
-rc=$?
+rc=0
+show $V -c $CONF check || rc=$?
 why=
 [ $rc -eq 1 ] || why="exit $rc"
 grep -q "devices.conf:3: unknown user \"nobody-here\"" /tmp/show.out ||
@@ -130,8 +132,8 @@ $EDU0 owner=user group=user mode=0660
 1b36:0005
 EOC
 if show $V -c $CONF check; then ok check-valid; else nok check-valid "failed"; fi
-show $V -c $CONF apply
-rc=$?
+rc=0
+show $V -c $CONF apply || rc=$?
 why=
 [ $rc -eq 0 ] || why="exit $rc"
 [ "$(drv $EDU0)" = vfio ] || why="$why; edu0 on $(drv $EDU0)"
@@ -140,12 +142,12 @@ why=
 check apply "$why"
 
 # What the udev rule would import, applied the way udev does.
-show $V -c $CONF udev-owner "pci:$G0"
+show $V -c $CONF udev-owner "pci:$G0" || true
 why=
 grep -qx "VFIO_OWNER=user" /tmp/show.out || why="no VFIO_OWNER=user"
 grep -qx "VFIO_MODE=0660" /tmp/show.out || why="$why; no VFIO_MODE=0660"
 check udev-owner "$why"
-$V -c $CONF udev-owner "pci:$GT" >/tmp/owner-t
+$V -c $CONF udev-owner "pci:$GT" >/tmp/owner-t || true
 check udev-owner-unconfigured "$( [ ! -s /tmp/owner-t ] || cat /tmp/owner-t)"
 eval "$(sed -n 's/^\(VFIO_[A-Z]*\)=\([a-z0-9]*\)$/\1=\2/p' /tmp/show.out)"
 chown "${VFIO_OWNER:-root}:${VFIO_GROUP:-root}" "/dev/vfio/pci:$G0"
@@ -166,7 +168,7 @@ fi
 
 # hotplug helper with the driver loaded
 echo "$EDU1" >>$CONF
-show $V -c $CONF udev-claim $EDU1
+show $V -c $CONF udev-claim $EDU1 || true
 why=
 grep -qx VFIO_CLAIMED=1 /tmp/show.out || why="no VFIO_CLAIMED=1"
 [ "$(drv $EDU1)" = vfio ] || why="$why; on $(drv $EDU1)"
@@ -176,16 +178,16 @@ check udev-claim "$why"
 
 # apply with a failing device: the others are still bound
 printf '%s\n' "$EDU2" "$PORT" >$CONF
-show $V -c $CONF apply
-rc=$?
+rc=0
+show $V -c $CONF apply || rc=$?
 why=
 [ $rc -eq 2 ] || why="exit $rc, want 2"
 [ "$(drv $EDU2)" = vfio ] || why="$why; edu2 on $(drv $EDU2)"
 [ "$(drv $PORT)" = pcieport ] || why="$why; root port on $(drv $PORT)"
 check apply-partial "$why"
 
-show $V unbind-all
-rc=$?
+rc=0
+show $V unbind-all || rc=$?
 why=
 [ $rc -eq 0 ] || why="exit $rc"
 for d in $EDU0 $EDU1 $EDU2; do
