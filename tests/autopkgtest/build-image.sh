@@ -143,6 +143,13 @@ ln -sf ../autopkgtest-shell@.service \
 # Root logs in without a password on the console, for debugging by hand.
 chroot "$r" passwd -d root >/dev/null
 
+# A small initramfs: the emulated CPUs unpack it and run its udev on
+# every boot, and the reboot test boots twice.  Only what finds the root
+# file system on the virtio disk; everything else loads from the disk.
+echo MODULES=list >"$r/etc/initramfs-tools/conf.d/vfio-testbed"
+printf '%s\n' virtio_pci virtio_blk ext4 >>"$r/etc/initramfs-tools/modules"
+chroot "$r" update-initramfs -u -k all
+
 # Nothing in the testbed may wait for a network or run periodic jobs that
 # compete with the test for the two emulated CPUs.
 for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
