@@ -51,7 +51,9 @@ int main(void)
 	      "range_last_page");
 	check(&t, vfio_check_range(~0ULL - 4095, 8192, PG) == -EINVAL,
 	      "range_wraps");
-	check(&t, vfio_check_range(0x1000, ~0ULL - 4095, PG) == -EINVAL,
+	check(&t, vfio_check_range(0x1000, ~0ULL - 4095, PG) == 0,
+	      "range_ends_at_top");
+	check(&t, vfio_check_range(0x2000, ~0ULL - 4095, PG) == -EINVAL,
 	      "range_huge_wraps");
 	check(&t, vfio_check_range(0, ~0ULL - 4095, PG) == 0,
 	      "range_all_but_last_page");
