@@ -12,11 +12,14 @@ failed=0
 run_case() {	# case name, command...
 	name=$1
 	shift
-	if out=$("$@" 2>&1) &&
+	out=$("$@" 2>&1)
+	rc=$?
+	# The transcript goes to the log either way (indented: not a vt line).
+	echo "$out" | sed 's/^/    /'
+	if [ $rc -eq 0 ] &&
 	   echo "$out" | grep -q 'success: DMA round trip and MSI verified'; then
 		echo "ok - seed-edu-dma/$name"
 	else
-		echo "$out" | sed 's/^/    /'
 		echo "not ok - seed-edu-dma/$name: edu-dma built against the seed header failed"
 		failed=1
 	fi

@@ -33,7 +33,8 @@ usage: tests/vm/run-suite.sh [options]
   --no-bind           do not bind the test devices to vfio in /init
   --no-programs       build no guest test programs (same as --programs "")
   --hugepages N       2 MiB huge pages for the guest (default 32)
-  --timeout SECS      per-program time limit in the guest (default 240)
+  --timeout SECS      per-program time limit in the guest (default 120);
+                      the host also kills a VM silent for that long + 60 s
   --total-timeout S   whole-VM time limit (default 1200)
   --verbose           also print the kernel console
 EOF
@@ -53,7 +54,7 @@ run_cmd=
 mode=suite
 bind=1
 hugepages=32
-prog_timeout=240
+prog_timeout=120
 total_timeout=1200
 verbose=
 intree=(pci-stub)
@@ -108,7 +109,9 @@ mkdir -p "$B" "$VFIO_CACHE"
 exec 9>"$VFIO_CACHE/vm.lock"
 if ! flock -n 9; then
 	echo "run-suite: another VM run holds $VFIO_CACHE/vm.lock; waiting" >&2
+	waited=$SECONDS
 	flock -w 1800 9 || { echo "run-suite: gave up waiting for the lock" >&2; exit 1; }
+	echo "run-suite: got the lock after $((SECONDS - waited)) s" >&2
 fi
 
 notes=()	# --note lines for vmrun.py: failures/skips found while building
@@ -124,6 +127,7 @@ find "$modsrc" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o \
 	-name '.*.cmd' -o -name 'modules.order' -o -name 'Module.symvers' \) \
 	-delete
 log "building modules for $kver"
+t_mod=$SECONDS
 mods_built=0
 if make -C "$kdir" M="$modsrc" -j2 W=1 modules >"$B/modules-build.log" 2>&1 &&
    [ -f "$modsrc/vfio.ko" ] && [ -f "$modsrc/vfio_pci.ko" ]; then
@@ -131,6 +135,8 @@ if make -C "$kdir" M="$modsrc" -j2 W=1 modules >"$B/modules-build.log" 2>&1 &&
 else
 	note "not ok - harness/build-modules: make M=src failed for $kver: $(grep -m1 -E 'error|Error|No rule' "$B/modules-build.log" || tail -n 1 "$B/modules-build.log")"
 fi
+
+log "modules: $((SECONDS - t_mod)) s"
 
 # ---- initramfs tree ----------------------------------------------------
 root=$B/root
@@ -282,5 +288,6 @@ fi
 log "booting $kver (TCG)"
 python3 tests/vm/vmrun.py --workdir "$B" --log "$B/console.log" \
 	--mode "$mode" --total-timeout "$total_timeout" \
-	--prog-timeout "$((prog_timeout + 60))" $verbose "${notes[@]}" \
+	--prog-timeout "$((prog_timeout + 60))" \
+	--idle-timeout "$((prog_timeout + 60))" $verbose "${notes[@]}" \
 	-- "${qemu[@]}"
