@@ -3,6 +3,7 @@
  * vfio-bench: the measurements of issue 4, run against one VFIO backend.
  *
  *   vfio-bench --backend ours|intree [--dev 0000:00:02.0] [--reps 5]
+ *              [--first-rep 1]
  *              [--rows map4k,maphuge,many,msi,bar0] [--size-mib 1024]
  *              [--counts 1000,10000,100000] [--msi-iters 2000]
  *
@@ -59,6 +60,7 @@ struct bench_cfg {
 	const char *dev;
 	const struct bench_ops *ops;
 	int reps;
+	int first_rep;			/* number printed for the first rep */
 	uint64_t big_size;		/* rows map4k and maphuge */
 	unsigned long counts[MAX_COUNTS];	/* row many */
 	int ncounts;
@@ -129,7 +131,7 @@ static void result(struct bench_run *r, const char *row, const char *metric,
 		   int rep, double value)
 {
 	printf("BENCH %s %s %s %d %.6g\n", r->cfg->ops->name, row, metric,
-	       rep, value);
+	       r->cfg->first_rep + rep - 1, value);
 	fflush(stdout);
 }
 
@@ -545,6 +547,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vfio-bench --backend ours|intree [--dev NAME] [--reps N]\n"
+		"       [--first-rep N] (the number printed for the first rep)\n"
 		"       [--rows map4k,maphuge,many,msi,bar0] [--size-mib M]\n"
 		"       [--counts N,N,...] [--msi-iters N]\n");
 }
@@ -578,6 +581,7 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "dev", required_argument, NULL, 'd' },
 		{ "reps", required_argument, NULL, 'r' },
+		{ "first-rep", required_argument, NULL, 'f' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "size-mib", required_argument, NULL, 's' },
 		{ "counts", required_argument, NULL, 'c' },
@@ -591,6 +595,7 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 	cfg->dev = "0000:00:02.0";
 	cfg->ops = NULL;
 	cfg->reps = 5;
+	cfg->first_rep = 1;
 	cfg->big_size = GIB;
 	cfg->msi_iters = 2000;
 	snprintf(cfg->rows, sizeof(cfg->rows), "map4k,maphuge,many,msi,bar0");
@@ -616,6 +621,14 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 			cfg->reps = atoi(optarg);
 			if (cfg->reps < 1 || cfg->reps > 1000) {
 				fprintf(stderr, "vfio-bench: bad --reps '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			cfg->first_rep = atoi(optarg);
+			if (cfg->first_rep < 1) {
+				fprintf(stderr, "vfio-bench: bad --first-rep '%s'\n",
 					optarg);
 				return -1;
 			}

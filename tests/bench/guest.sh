@@ -3,17 +3,23 @@
 #
 # Guest half of `make bench` (busybox sh, run by tests/bench/run.sh through
 # tests/vm/run-suite.sh --no-bind --run).  In one boot it runs
-# /opt/vfio-bench first against the distribution's own VFIO (the modules
-# in /opt/intree-vfio/, container ABI, vfio-pci), then, after unloading
-# those, against ours (vfio.ko + vfio_pci.ko, group ABI, driver "vfio").
-# Arguments are passed to both vfio-bench runs.
+# /opt/vfio-bench against the distribution's own VFIO (the modules in
+# /opt/intree-vfio/, container ABI, vfio-pci) and, after unloading those,
+# against ours (vfio.ko + vfio_pci.ko, group ABI, driver "vfio").
+#
+#   sh guest.sh [--rounds N] [--reps R] [vfio-bench options...]
+#
+# With N rounds the two backends alternate N times (in-kernel, ours,
+# in-kernel, ...), R repetitions each time: the host is shared, and
+# alternating spreads its load changes over both backends instead of
+# charging them to whichever ran second.
 #
 # Output: vfio-bench's BENCH/ERROR/INFO lines, plus
-#   BENCH-PHASE <backend> <rc>      a backend's run ended with status rc
-#   ERROR <backend> setup: <what>   the backend could not be set up
+#   BENCH-PHASE <backend> <rc>      one run of a backend ended with rc
+#   ERROR <backend> setup: <what>   a backend could not be set up
 # No `set -e`: when one backend cannot be set up the other still runs, and
-# the devices are put back either way.  Exit status 0 only when both ran
-# cleanly.
+# the device is put back either way.  Exit status 0 only when every run
+# was clean.  At the end ours is loaded and edu0 unbound, as /init left it.
 set -u
 
 DEV=0000:00:02.0		# edu0
@@ -23,6 +29,17 @@ INTREE=/opt/intree-vfio
 # The in-kernel type1 refuses more than 65535 mappings per container by
 # default; row 3 makes 100000.
 DMA_ENTRY_LIMIT=200000
+INTREE_MODS="vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio irqbypass"
+
+rounds=1
+reps=5
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 
 say() { echo "$*"; }
 fail() { say "ERROR $1 setup: $2"; }
@@ -79,30 +96,29 @@ vfio_nodes() { echo /dev/vfio/*; }
 
 dmesg_tail() { dmesg | tail -n 5 | tr '\n' '|'; }
 
-run_bench() {	# backend, args...
+# One run of vfio-bench: backend, round; the remaining arguments of the
+# script go to vfio-bench.  Repetitions are numbered across rounds.
+run_bench() {
 	b=$1
-	shift
-	"$BENCH" --backend "$b" --dev "$DEV" "$@"
-	rc=$?
-	say "BENCH-PHASE $b $rc"
-	return "$rc"
+	r=$2
+	shift 2
+	"$BENCH" --backend "$b" --dev "$DEV" --reps "$reps" \
+		--first-rep "$(( (r - 1) * reps + 1 ))" "$@"
 }
 
-say "INFO guest $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, $(awk '/MemTotal/ {print $2 / 1024 " MiB"}' /proc/meminfo), $(cat /proc/sys/vm/nr_hugepages) huge pages"
-
-status=0
-g=$(dev_group "$DEV") || { fail all "$DEV has no IOMMU group"; exit 1; }
-
-# ---- the distribution's VFIO ------------------------------------------
-intree_ok=1
-# /init loaded ours; both have a module named vfio.
-if ! unload vfio_pci vfio; then
-	fail intree "rmmod of our vfio_pci/vfio failed: $(dmesg_tail)"
-	intree_ok=0
-fi
-if [ "$intree_ok" = 1 ]; then
+# The distribution's VFIO: unload ours (both have a module named vfio),
+# insmod its modules in their numbered order, bind, run, undo.  Returns 2
+# when the modules could not be unloaded again (nothing else can run).
+phase_intree() {	# round, vfio-bench options...
+	r=$1
+	shift
+	ok=1
+	if ! unload vfio_pci vfio; then
+		fail intree "rmmod of our vfio_pci/vfio failed: $(dmesg_tail)"
+		return 2
+	fi
 	for ko in "$INTREE"/*.ko; do
-		[ -f "$ko" ] || { fail intree "no modules in $INTREE"; intree_ok=0; break; }
+		[ -f "$ko" ] || { fail intree "no modules in $INTREE"; ok=0; break; }
 		case $ko in
 		*vfio_iommu_type1.ko) param=dma_entry_limit=$DMA_ENTRY_LIMIT ;;
 		*) param= ;;
@@ -110,39 +126,63 @@ if [ "$intree_ok" = 1 ]; then
 		# shellcheck disable=SC2086  # $param is empty or one word
 		if ! out=$(insmod "$ko" $param 2>&1); then
 			fail intree "insmod $ko $param: $out: $(dmesg_tail)"
-			intree_ok=0
+			ok=0
 			break
 		fi
 	done
-fi
-if [ "$intree_ok" = 1 ]; then
-	say "INFO intree modules: $(awk '$1 ~ /vfio|irqbypass/ {printf "%s ", $1}' /proc/modules)"
-	if bind "$DEV" vfio-pci "/dev/vfio/$g"; then
-		run_bench intree "$@" || status=1
-	else
-		fail intree "$DEV not bound to vfio-pci (driver '$(dev_driver "$DEV")', /dev/vfio: $(vfio_nodes)): $(dmesg_tail)"
-		status=1
+	rc=1
+	if [ "$ok" = 1 ]; then
+		[ "$r" = 1 ] && say "INFO intree modules: $(awk '$1 ~ /vfio|irqbypass/ {printf "%s ", $1}' /proc/modules)"
+		if bind "$DEV" vfio-pci "/dev/vfio/$GROUP"; then
+			run_bench intree "$r" "$@"
+			rc=$?
+			say "BENCH-PHASE intree $rc"
+		else
+			fail intree "$DEV not bound to vfio-pci (driver '$(dev_driver "$DEV")', nodes $(vfio_nodes)): $(dmesg_tail)"
+		fi
+		unbind "$DEV" || { fail intree "unbind $DEV from vfio-pci"; rc=1; }
 	fi
-	unbind "$DEV" || { fail intree "unbind $DEV from vfio-pci"; status=1; }
-else
-	status=1
-fi
-if ! unload vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio \
-	    irqbypass; then
-	fail ours "rmmod of the in-kernel VFIO failed: $(dmesg_tail)"
-	exit 1
-fi
+	# shellcheck disable=SC2086  # a list of module names
+	if ! unload $INTREE_MODS; then
+		fail intree "rmmod of the in-kernel VFIO failed: $(dmesg_tail)"
+		return 2
+	fi
+	return "$rc"
+}
 
-# ---- ours ---------------------------------------------------------------
-if ! out=$(modprobe vfio_pci 2>&1); then
-	fail ours "modprobe vfio_pci: $out: $(dmesg_tail)"
-	exit 1
-fi
-if bind "$DEV" vfio "/dev/vfio/pci:$g"; then
-	run_bench ours "$@" || status=1
-else
-	fail ours "$DEV not bound to vfio (driver '$(dev_driver "$DEV")', /dev/vfio: $(vfio_nodes)): $(dmesg_tail)"
-	status=1
-fi
-unbind "$DEV" || { fail ours "unbind $DEV from vfio"; status=1; }
+phase_ours() {	# round, vfio-bench options...
+	r=$1
+	shift
+	if ! out=$(modprobe vfio_pci 2>&1); then
+		fail ours "modprobe vfio_pci: $out: $(dmesg_tail)"
+		return 1
+	fi
+	rc=1
+	if bind "$DEV" vfio "/dev/vfio/pci:$GROUP"; then
+		run_bench ours "$r" "$@"
+		rc=$?
+		say "BENCH-PHASE ours $rc"
+	else
+		fail ours "$DEV not bound to vfio (driver '$(dev_driver "$DEV")', nodes $(vfio_nodes)): $(dmesg_tail)"
+	fi
+	unbind "$DEV" || { fail ours "unbind $DEV from vfio"; rc=1; }
+	return "$rc"
+}
+
+say "INFO guest $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, $(awk '/MemTotal/ {print $2 / 1024 " MiB"}' /proc/meminfo), $(cat /proc/sys/vm/nr_hugepages) huge pages, $rounds rounds of $reps repetitions"
+
+GROUP=$(dev_group "$DEV") || { fail all "$DEV has no IOMMU group"; exit 1; }
+status=0
+round=1
+while [ "$round" -le "$rounds" ]; do
+	say "INFO round $round of $rounds"
+	phase_intree "$round" "$@"
+	case $? in
+	0) ;;
+	2) exit 1 ;;
+	*) status=1 ;;
+	esac
+	phase_ours "$round" "$@" || status=1
+	round=$((round + 1))
+done
 exit "$status"

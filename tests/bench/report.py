@@ -67,7 +67,7 @@ def parse(path):
             if line.startswith("BENCH-PHASE "):
                 parts = line.split()
                 if len(parts) >= 3:
-                    phases[parts[1]] = parts[2]
+                    phases.setdefault(parts[1], []).append(parts[2])
             elif line.startswith("ERROR "):
                 errors.append(line[len("ERROR "):])
             elif line.startswith("not ok - "):
@@ -291,8 +291,9 @@ def main():
         for p in problems:
             print(f"  vm: {p}")
         for b in BACKENDS:
-            if phases.get(b, "?") != "0":
-                print(f"  backend {b}: exit status {phases.get(b, 'none')}")
+            bad = [rc for rc in phases.get(b, ["none"]) if rc != "0"]
+            if bad:
+                print(f"  backend {b}: exit status {' '.join(bad)}")
         if not complete:
             print("  some measurements are missing (see above)")
     # The guest command's exit status repeats what the ERROR lines say;
