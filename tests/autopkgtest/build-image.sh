@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Build the Debian 12 testbed image that autopkgtest-virt-qemu boots, from
-# the package registry only, and print the directory holding it:
+# the package registry only, and print the directory holding it (with
+# --hash: print only the recipe's hash, build nothing):
 #   image.qcow2   ext4 on the whole disk (the VM sees it as /dev/vda)
 #   vmlinuz, initrd.img, kver   the image's own kernel, booted with -kernel
 #                               by qemu-tcg.sh, so the disk needs no loader
@@ -12,8 +13,8 @@
 # mkfs.ext4 -d need none of that and run anywhere root can chroot.
 #
 # The image is cached under $VFIO_CACHE/autopkgtest/<hash>, the hash of
-# this script and the mirror list, so it is rebuilt only when its recipe
-# changes.  Old images are removed when a new one is built.
+# the recipe (packages, options, customize hook) and the mirror list, so
+# it is rebuilt only when the recipe changes.  Old images are removed when a new one is built.
 set -euo pipefail
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}/autopkgtest
@@ -73,39 +74,23 @@ fi
 grep -q " $SUITE main\$" <<<"$sources" ||
 	die "the apt sources lack the $SUITE suite itself"
 
-hash=$( { cat "$0"; echo "$sources"; } | sha256sum | cut -c1-16)
-out=$CACHE/$hash
-if [ -f "$out/done" ]; then
-	log "cached image $out (recipe unchanged)"
-	echo "$out"
-	exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 8>"$CACHE/build.lock"
-flock 8
-if [ -f "$out/done" ]; then
-	echo "$out"
-	exit 0
-fi
-
-start=$(date +%s)
-work=$(mktemp -d "$CACHE/build.XXXXXX")
-root=$work/root
-cleanup() {
-	# mmdebstrap unmounts on its own; a failed hook may leave mounts.
-	local m
-	awk -v r="$root" 'index($2, r) == 1 { print $2 }' /proc/mounts |
-		sort -r | while read -r m; do
-			umount -l "$m" 2>/dev/null || true
-		done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
+# The recipe: what goes into the image and how.  Only these feed the
+# hash, so editing the rest of this script reuses the cached image; bump
+# RECIPE_VERSION when a change elsewhere changes the image.
+RECIPE_VERSION=1
+# No documentation, man pages or translations: a third less to unpack.
+MMDEBSTRAP_OPTS=(
+	--variant=minbase --mode=root
+	--dpkgopt='path-exclude=/usr/share/doc/*'
+	--dpkgopt='path-include=/usr/share/doc/*/copyright'
+	--dpkgopt='path-exclude=/usr/share/man/*'
+	--dpkgopt='path-exclude=/usr/share/locale/*'
+	--dpkgopt='path-exclude=/usr/share/info/*'
+	--aptopt='APT::Install-Recommends "false"'
+)
 # The customize hook runs after the packages are in, with the root
 # directory as $1.
-cat >"$work/customize.sh" <<'EOF'
+CUSTOMIZE=$(cat <<'EOF'
 #!/bin/sh
 set -eu
 r=$1
@@ -162,18 +147,49 @@ done
 rm -f "$r/etc/machine-id" "$r/var/lib/dbus/machine-id"
 : >"$r/etc/machine-id"
 EOF
+)
+hash=$( { echo "$RECIPE_VERSION $SUITE $DISK_SIZE"
+	  printf '%s\n' "${PACKAGES[@]}" "${MMDEBSTRAP_OPTS[@]}"
+	  echo "$CUSTOMIZE"; echo "$sources"; } | sha256sum | cut -c1-16)
+if [ "${1:-}" = --hash ]; then
+	echo "$hash"
+	exit 0
+fi
+out=$CACHE/$hash
+if [ -f "$out/done" ]; then
+	log "cached image $out (recipe unchanged)"
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$CACHE"
+exec 8>"$CACHE/build.lock"
+flock 8
+if [ -f "$out/done" ]; then
+	echo "$out"
+	exit 0
+fi
+
+start=$(date +%s)
+work=$(mktemp -d "$CACHE/build.XXXXXX")
+root=$work/root
+cleanup() {
+	# mmdebstrap unmounts on its own; a failed hook may leave mounts.
+	local m
+	awk -v r="$root" 'index($2, r) == 1 { print $2 }' /proc/mounts |
+		sort -r | while read -r m; do
+			umount -l "$m" 2>/dev/null || true
+		done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+printf '%s\n' "$CUSTOMIZE" >"$work/customize.sh"
 chmod 755 "$work/customize.sh"
 
 log "mmdebstrap $SUITE (${#PACKAGES[@]} packages) into $root"
-# No documentation, man pages or translations: a third less to unpack.
-mmdebstrap --variant=minbase --mode=root \
+mmdebstrap "${MMDEBSTRAP_OPTS[@]}" \
 	--include="$(IFS=,; echo "${PACKAGES[*]}")" \
-	--dpkgopt='path-exclude=/usr/share/doc/*' \
-	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-	--dpkgopt='path-exclude=/usr/share/man/*' \
-	--dpkgopt='path-exclude=/usr/share/locale/*' \
-	--dpkgopt='path-exclude=/usr/share/info/*' \
-	--aptopt='APT::Install-Recommends "false"' \
 	--customize-hook="$work/customize.sh \"\$1\"" \
 	"$SUITE" "$root" - <<<"$sources" >"$work/mmdebstrap.log" 2>&1 || {
 	tail -n 30 "$work/mmdebstrap.log" >&2
@@ -193,8 +209,8 @@ cp "$root/boot/initrd.img-$kver" "$work/initrd.img"
 echo "$kver" >"$work/kver"
 
 log "ext4 image from $(du -sh "$root" | cut -f1) of files"
-mkfs.ext4 -q -F -L vfio-root -d "$root" "$work/image.raw" "$DISK_SIZE"
-qemu-img convert -O qcow2 "$work/image.raw" "$work/image.qcow2"
+mkfs.ext4 -q -F -L vfio-root -d "$root" "$work/image.raw" "$DISK_SIZE" >&2
+qemu-img convert -O qcow2 "$work/image.raw" "$work/image.qcow2" >&2
 rm -f "$work/image.raw"
 rm -rf "$root"
 

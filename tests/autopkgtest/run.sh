@@ -58,6 +58,7 @@ fi
 rm -rf "$work"
 mkdir -p "$work/build" "$work/src" "$work/debs"
 copy_tree() {
+	mkdir -p "$1"
 	tar -C "$top" --exclude=./.git --exclude=./build -cf - . |
 		tar -C "$1" -xf -
 }
@@ -87,8 +88,10 @@ echo "# built: $(cd "$work/debs" && echo ./*.deb | sed 's|\./||g')"
 stage_done packages
 
 # ---- image -----------------------------------------------------------------
-image_dir=$("$here/build-image.sh" 2>"$work/build-image.log") ||
+image_dir=$("$here/build-image.sh" 2>"$work/build-image.log" | tail -n 1) ||
 	bail image "build-image.sh failed" "$work/build-image.log"
+[ -f "$image_dir/done" ] ||
+	bail image "build-image.sh printed no image directory" "$work/build-image.log"
 echo "# image: $image_dir ($(cat "$image_dir/kver"); built in: $(cat "$image_dir/timing"))"
 stage_done image
 
