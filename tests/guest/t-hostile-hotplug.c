@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * t-hostile-hotplug: the device is hot-removed (QEMU device_del of edu2
+ * behind its PCIe root port) while a hostile user keeps it busy from
+ * three threads, DMA transfers, MMIO through an mmap of BAR0 and an
+ * interrupt loop on an MSI eventfd, and ignores the release request.
+ *
+ * The removal must finish in bounded time (pciehp's 5 s button delay
+ * plus vfio's release_timeout_ms, with room for TCG); every thread must
+ * end on an error (ENODEV from pread/pwrite, SIGBUS from the zapped
+ * mapping, nothing more from the interrupt), never hang; the kernel
+ * must stay silent (the harness checks the console); once the fds are
+ * closed nothing stays pinned.  edu2 is then plugged back and must come
+ * back bound to vfio through /init's new_id.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "uapi/vfio.h"
+#include "vt.h"
+#include "vtlib.h"
+
+#define PG		4096UL
+#define EDU2		"0000:01:00.0"
+#define EDU2_SYSFS	"/sys/bus/pci/devices/" EDU2
+#define EDU_LIVENESS	0x04
+#define EDU_IRQ_RAISE	0x60
+#define EDU_IRQ_ACK	0x64
+#define EDU_DMA_SRC	0x80
+#define EDU_DMA_DST	0x88
+#define EDU_DMA_CNT	0x90
+#define EDU_DMA_CMD	0x98
+#define EDU_DMA_RUN	0x1
+#define EDU_DMA_TO_RAM	0x2
+#define EDU_BUF		0x40000
+#define DMA_LEN		2048	/* well inside edu's 4 KiB buffer */
+#define IOVA		0x100000
+#define PCI_COMMAND	0x04
+#define CMD_MEM_MASTER	0x6
+#define REMOVE_MS	60000	/* 5 s button + 5 s release + TCG */
+#define BACK_MS		30000
+#define WORK_MS		20000	/* for every thread to get going */
+
+#define CHECKF(t, cond, ...) do {					\
+	if (!(cond))							\
+		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
+struct busy {
+	struct vt_dev d;
+	uint64_t bar0;		/* BAR0's offset in the device fd */
+	uint64_t bar0_size;
+	volatile uint32_t *map;	/* mmap of BAR0 */
+	uint8_t *buf;		/* 2 pages mapped at IOVA */
+	int msi, req;		/* eventfds */
+	int stop;		/* __atomic: threads end */
+};
+
+struct worker {
+	struct busy *b;
+	pthread_t th;
+	long ops;		/* __atomic: successful rounds */
+	int err;		/* errno that ended it, 0 when stopped */
+	int sigbus;		/* the mapping faulted */
+	int started;
+};
+
+static int stopped(struct busy *b)
+{
+	return __atomic_load_n(&b->stop, __ATOMIC_RELAXED);
+}
+
+static int reg_wr(struct busy *b, uint32_t reg, uint32_t v)
+{
+	return pwrite(b->d.device_fd, &v, 4, b->bar0 + reg) == 4 ? 0 : -1;
+}
+
+static int reg_rd(struct busy *b, uint32_t reg, uint32_t *v)
+{
+	return pread(b->d.device_fd, v, 4, b->bar0 + reg) == 4 ? 0 : -1;
+}
+
+/* DMA RAM -> edu -> RAM through the mapped IOVA, until the fd fails. */
+static void *dma_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct busy *b = w->b;
+	uint32_t cmd;
+	int i, dir = 0;
+
+	while (!stopped(b)) {
+		if (reg_wr(b, EDU_DMA_SRC, dir ? EDU_BUF : IOVA) ||
+		    reg_wr(b, EDU_DMA_DST, dir ? IOVA + PG : EDU_BUF) ||
+		    reg_wr(b, EDU_DMA_CNT, DMA_LEN) ||
+		    reg_wr(b, EDU_DMA_CMD, EDU_DMA_RUN |
+			   (dir ? EDU_DMA_TO_RAM : 0)))
+			goto failed;
+		for (i = 0; i < 1000; i++) {
+			if (reg_rd(b, EDU_DMA_CMD, &cmd))
+				goto failed;
+			/* a removed device reads all ones */
+			if (!(cmd & EDU_DMA_RUN) || cmd == ~0u)
+				break;
+			usleep(2000);
+		}
+		dir = !dir;
+		__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+failed:
+	w->err = errno;
+	return NULL;
+}
+
+/*
+ * SIGBUS arrives on the faulting thread with no argument to say where
+ * to resume: each thread points this at its own jump buffer.
+ */
+static __thread sigjmp_buf *bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	if (bus_jmp)
+		siglongjmp(*bus_jmp, 1);
+	_exit(99);
+}
+
+/* MMIO through the mapping: liveness register reads back inverted. */
+static void *mmio_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct busy *b = w->b;
+	sigjmp_buf jb;
+	volatile uint32_t x = 0x1234;
+
+	bus_jmp = &jb;
+	if (sigsetjmp(jb, 1)) {
+		w->sigbus = 1;
+		bus_jmp = NULL;
+		return NULL;
+	}
+	while (!stopped(b)) {
+		b->map[EDU_LIVENESS / 4] = x;
+		(void)b->map[EDU_LIVENESS / 4];
+		x++;
+		__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
+		usleep(1000);
+	}
+	bus_jmp = NULL;
+	return NULL;
+}
+
+/* Raise, wait for the MSI, acknowledge; until the fd fails. */
+static void *irq_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct busy *b = w->b;
+
+	while (!stopped(b)) {
+		if (reg_wr(b, EDU_IRQ_RAISE, 1))
+			goto failed;
+		if (vt_wait_eventfd(b->msi, 500, NULL) == 0)
+			__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
+		if (reg_wr(b, EDU_IRQ_ACK, 1))
+			goto failed;
+	}
+	return NULL;
+failed:
+	w->err = errno;
+	return NULL;
+}
+
+static void busy_open(struct vt *t, struct busy *b)
+{
+	struct vfio_region_info ri;
+	uint16_t cmd;
+	int32_t efd;
+
+	CHECKF(t, vt_open_dev(&b->d, EDU2) == 0, "open %s: %s", EDU2,
+	       strerror(errno));
+	VT_OK(t, vt_region_info(b->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+				&ri));
+	b->bar0 = ri.offset;
+	VT_OK(t, vt_region_info(b->d.device_fd, VFIO_PCI_CONFIG_REGION_INDEX,
+				&ri));
+	CHECKF(t, pread(b->d.device_fd, &cmd, 2, ri.offset + PCI_COMMAND) == 2,
+	       "read PCI_COMMAND: %s", strerror(errno));
+	cmd |= CMD_MEM_MASTER;
+	CHECKF(t, pwrite(b->d.device_fd, &cmd, 2, ri.offset + PCI_COMMAND) == 2,
+	       "write PCI_COMMAND: %s", strerror(errno));
+	b->buf = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	CHECKF(t, b->buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_OK(t, vt_map(b->d.iommu_fd, b->buf, IOVA, 2 * PG, 0));
+	b->msi = VT_OK(t, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	efd = b->msi;
+	VT_OK(t, vt_set_irq_eventfds(b->d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+				     1, &efd));
+	b->req = VT_OK(t, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	efd = b->req;
+	VT_OK(t, vt_set_irq_eventfds(b->d.device_fd, VFIO_PCI_REQ_IRQ_INDEX,
+				     1, &efd));
+	b->map = vt_mmap_region(b->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+				&b->bar0_size);
+	CHECKF(t, b->map, "mmap BAR0: %s", strerror(errno));
+}
+
+static void busy_close(struct busy *b)
+{
+	if (b->map)
+		munmap((void *)b->map, b->bar0_size);
+	if (b->d.iommu_fd >= 0)
+		vt_unmap(b->d.iommu_fd, IOVA, 2 * PG);
+	vt_close_dev(&b->d);
+	if (b->msi >= 0)
+		close(b->msi);
+	if (b->req >= 0)
+		close(b->req);
+	if (b->buf && b->buf != MAP_FAILED)
+		munmap(b->buf, 2 * PG);
+	b->map = NULL;
+	b->buf = NULL;
+	b->msi = b->req = -1;
+}
+
+/* Plug edu2 back; /init's new_id binds it to vfio again. */
+static int plug_back(void)
+{
+	char drv[64] = "";
+	uint64_t end;
+
+	if (access(EDU2_SYSFS, F_OK) != 0) {
+		vt_host("device_add edu,id=edu2,bus=rp0");
+		if (vt_wait_path(EDU2_SYSFS, 1, BACK_MS) < 0)
+			return -1;
+	}
+	end = vt_now_ms() + BACK_MS;
+	while (vt_now_ms() < end) {
+		if (vt_device_driver(EDU2, drv, sizeof(drv)) == 0 &&
+		    strcmp(drv, "vfio") == 0)
+			return 0;
+		usleep(100000);
+	}
+	return vt_bind_vfio(EDU2);
+}
+
+static void test_remove_busy(struct vt *t, void *arg)
+{
+	struct busy b = { .msi = -1, .req = -1 };
+	struct worker w[3];
+	void *(*fn[3])(void *) = { dma_thread, mmio_thread, irq_thread };
+	const char *what[3] = { "DMA", "mmap MMIO", "MSI" };
+	struct sigaction sa, old;
+	struct vfio_device_info info = { .argsz = sizeof(info) };
+	uint64_t start, ms, req = 0;
+	long pins0, pins;
+	int i, all;
+
+	(void)arg;
+	b.d.group_fd = b.d.iommu_fd = b.d.device_fd = -1;
+	if (access(EDU2_SYSFS, F_OK) != 0)
+		vt_skip(t, "no %s (edu2 behind the root port)", EDU2);
+	pins0 = VT_OK(t, vt_pinned_now());
+	busy_open(t, &b);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < 3; i++) {
+		w[i].b = &b;
+		w[i].started = pthread_create(&w[i].th, NULL, fn[i],
+					      &w[i]) == 0;
+		CHECKF(t, w[i].started, "pthread_create failed");
+	}
+	/* Only remove once every kind of traffic is really flowing. */
+	start = vt_now_ms();
+	do {
+		usleep(100000);
+		all = 1;
+		for (i = 0; i < 3; i++)
+			all &= __atomic_load_n(&w[i].ops, __ATOMIC_RELAXED) > 0;
+	} while (!all && vt_now_ms() - start < WORK_MS);
+	if (!all) {
+		__atomic_store_n(&b.stop, 1, __ATOMIC_RELAXED);
+		for (i = 0; i < 3; i++)
+			pthread_join(w[i].th, NULL);
+		busy_close(&b);
+		sigaction(SIGBUS, &old, NULL);
+		CHECKF(t, 0, "traffic did not start: DMA %ld, MMIO %ld, MSI "
+		       "%ld rounds", w[0].ops, w[1].ops, w[2].ops);
+	}
+
+	start = vt_now_ms();
+	vt_host("device_del edu2");
+	i = vt_wait_path(EDU2_SYSFS, 0, REMOVE_MS);
+	ms = vt_now_ms() - start;
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 3; i++)
+		pthread_join(w[i].th, NULL);
+	sigaction(SIGBUS, &old, NULL);
+	printf("# removal took %llu ms; rounds: DMA %ld, MMIO %ld, MSI %ld; "
+	       "DMA ended on '%s', MMIO %s, MSI ended on '%s'\n",
+	       (unsigned long long)ms, w[0].ops, w[1].ops, w[2].ops,
+	       w[0].err ? strerror(w[0].err) : "stop",
+	       w[1].sigbus ? "SIGBUS" : "no fault",
+	       w[2].err ? strerror(w[2].err) : "stop");
+	fflush(stdout);
+
+	if (access(EDU2_SYSFS, F_OK) == 0) {
+		busy_close(&b);
+		CHECKF(t, 0, "%s still present %llu ms after device_del", EDU2,
+		       (unsigned long long)ms);
+	}
+	(void)vt_wait_eventfd(b.req, 0, &req);
+	for (i = 0; i < 3; i++)
+		if (w[i].err && w[i].err != ENODEV && w[i].err != EIO) {
+			busy_close(&b);
+			CHECKF(t, 0, "%s thread ended on %s, want ENODEV",
+			       what[i], strerror(w[i].err));
+		}
+	errno = 0;
+	i = ioctl(b.d.device_fd, VFIO_DEVICE_GET_INFO, &info);
+	{
+		int e = errno;
+		int dma_err = w[0].err, irq_err = w[2].err, bus = w[1].sigbus;
+
+		busy_close(&b);
+		CHECKF(t, i == -1 && e == ENODEV, "DEVICE_GET_INFO after the "
+		       "removal: %d/%s, want ENODEV", i, strerror(e));
+		CHECKF(t, req > 0, "no release request on the REQ eventfd");
+		CHECKF(t, dma_err, "the DMA thread never saw an error");
+		CHECKF(t, irq_err, "the interrupt thread never saw an error");
+		CHECKF(t, bus, "the mmap of a removed device did not fault");
+	}
+	for (i = 0; i < 20; i++) {
+		pins = vt_pinned_now();
+		if (pins == pins0)
+			break;
+		usleep(100000);
+	}
+	CHECKF(t, pins == pins0, "%ld pages pinned after closing everything",
+	       pins - pins0);
+}
+
+static void test_plug_back(struct vt *t, void *arg)
+{
+	int g, fd;
+
+	(void)arg;
+	CHECKF(t, plug_back() == 0, "edu2 not back on vfio: %s",
+	       strerror(errno));
+	g = vt_open_group_of(EDU2);
+	CHECKF(t, g >= 0, "group of the re-added edu2: %s", strerror(errno));
+	fd = vt_device_fd(g, EDU2);
+	CHECKF(t, fd >= 0, "device fd of the re-added edu2: %s",
+	       strerror(errno));
+	close(fd);
+	close(g);
+}
+
+int main(void)
+{
+	struct vt t = { .prog = "t-hostile-hotplug" };
+
+	VT_RUN(&t, test_remove_busy, NULL);
+	VT_RUN(&t, test_plug_back, NULL);
+	return vt_done(&t);
+}
