@@ -82,14 +82,17 @@ fi
 # --- version consistency ----------------------------------------------------
 
 check_versions() {
-	local src spec
+	local src spec tool
 	src=$(sed -n 's/^#define[[:space:]]*VFIO_DKMS_VERSION[[:space:]]*"\(.*\)"/\1/p' \
 		"$top/src/vfio.h")
 	spec=$(sed -n 's/^Version:[[:space:]]*//p' "$top/vfio.spec")
+	tool=$(sed -n 's/^#define VFIOCTL_VERSION "\(.*\)"/\1/p' \
+		"$top/tools/vfioctl/vfioctl.h")
 	if [ -z "$src" ]; then
 		nok versions "no VFIO_DKMS_VERSION in src/vfio.h"
-	elif [ "$src" != "$upstream" ] || [ "$spec" != "$upstream" ]; then
-		nok versions "src/vfio.h $src, debian/changelog $upstream, vfio.spec $spec differ"
+	elif [ "$src" != "$upstream" ] || [ "$spec" != "$upstream" ] ||
+		[ "$tool" != "$upstream" ]; then
+		nok versions "src/vfio.h $src, debian/changelog $upstream, vfio.spec $spec, vfioctl.h $tool differ"
 	elif ! dpkg --compare-versions "$src" gt 0.3; then
 		nok versions "MODULE_VERSION $src is not above the in-tree 0.3"
 	else
