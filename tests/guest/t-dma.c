@@ -33,9 +33,9 @@
 #define EDU_DMA_CNT	0x90
 #define EDU_DMA_CMD	0x98
 #define EDU_DMA_RUN	0x1
-#define EDU_DMA_TO_RAM	0x2	/* direction: edu buffer -> PCI address */
+#define EDU_DMA_TO_RAM	0x2	/* direction: edu buffer -> PCI bus */
 #define EDU_BUF		0x40000
-#define EDU_DMA_MAX	4095	/* see above: never the buffer's last byte */
+#define EDU_DMA_MAX	4095	/* never the buffer's last byte */
 #define EDU_DMA_WAIT_MS	5000
 
 #define PCI_COMMAND		0x04

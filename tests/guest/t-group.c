@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -349,7 +350,8 @@ static void ich9_restore(struct ich9 *s)
 			printf("# restore: %s back to '%s': %s\n", dev, drv,
 			       strerror(errno));
 	}
-	if (s->stub_loaded && syscall(SYS_delete_module, "pci_stub", O_NONBLOCK))
+	if (s->stub_loaded &&
+	    syscall(SYS_delete_module, "pci_stub", O_NONBLOCK))
 		printf("# restore: unload pci_stub: %s\n", strerror(errno));
 }
 
@@ -443,30 +445,87 @@ static void ich9_body(struct vt *t, struct ich9 *s)
 	close(group);
 }
 
-static void test_ich9_viability(struct vt *t, void *arg)
+/*
+ * While the group is in use no host driver may take a member: binding
+ * pci-stub to the SMBus function must fail and leave the group viable
+ * and usable.  Once the group is idle again the same bind works, so the
+ * refusal was the core's doing.
+ */
+static void ich9_in_use_body(struct vt *t, struct ich9 *s)
+{
+	char node[64], drv[64];
+	int group, iommu, i, ret;
+	uint8_t *page;
+	uint32_t f;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->dev[i].bdf, ICH9_LPC) != 0)
+			unbind(t, s->dev[i].bdf);
+	bind_to(t, ICH9_LPC, "vfio");
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", s->grp);
+	group = VT_OK(t, open(node, O_RDWR));
+	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+
+	ret = vt_bind(ICH9_SMBUS, "pci-stub");
+	VT_OK(t, vt_device_driver(ICH9_SMBUS, drv, sizeof(drv)));
+	CHECKF(t, strcmp(drv, "pci-stub") != 0,
+	       "pci-stub took %s while its group is in use (bind: %d)",
+	       ICH9_SMBUS, ret);
+	f = group_flags(t, group);
+	CHECKF(t, (f & VFIO_GROUP_FLAGS_VIABLE) &&
+	       (f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "in-use group after a refused host bind: flags 0x%x", f);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	page[0] = 1;
+	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
+	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));
+	munmap(page, 4096);
+	VT_OK(t, close(iommu));
+
+	/* An idle group does not stop the host. */
+	bind_to(t, ICH9_SMBUS, "pci-stub");
+	f = group_flags(t, group);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_VIABLE),
+	       "VIABLE (0x%x) with %s on pci-stub", f, ICH9_SMBUS);
+	close(group);
+}
+
+static void ich9_run(struct vt *t, void (*body)(struct vt *, struct ich9 *))
 {
 	struct ich9 s;
-	volatile int saved = 0;
 	jmp_buf outer;
 
-	(void)arg;
 	memset(&s, 0, sizeof(s));
 	ich9_save(t, &s);
 	ensure_pci_stub(t, &s.stub_loaded);
-	saved = 1;
 
 	/* Restore the members whether or not a check failed. */
 	memcpy(outer, t->fail_jmp, sizeof(jmp_buf));
 	if (setjmp(t->fail_jmp) == 0) {
-		ich9_body(t, &s);
+		body(t, &s);
 		memcpy(t->fail_jmp, outer, sizeof(jmp_buf));
 		ich9_restore(&s);
 		return;
 	}
 	memcpy(t->fail_jmp, outer, sizeof(jmp_buf));
-	if (saved)
-		ich9_restore(&s);
+	/* An fd left open by the failed check would keep the group busy. */
+	close_range(3, ~0U, 0);
+	ich9_restore(&s);
 	longjmp(t->fail_jmp, 1);
+}
+
+static void test_ich9_viability(struct vt *t, void *arg)
+{
+	(void)arg;
+	ich9_run(t, ich9_body);
+}
+
+static void test_ich9_in_use_refuses_host(struct vt *t, void *arg)
+{
+	(void)arg;
+	ich9_run(t, ich9_in_use_body);
 }
 
 /* A failed case may leave fds open: drop them so later cases start clean. */
@@ -487,5 +546,6 @@ int main(void)
 	RUN(&t, test_device_fd_by_name);
 	RUN(&t, test_unknown_ioctl);
 	RUN(&t, test_ich9_viability);
+	RUN(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);
 }

@@ -25,7 +25,7 @@
 
 #define TIMEOUT_PARAM	"/sys/module/vfio/parameters/release_timeout_ms"
 #define TEST_TIMEOUT_MS	1500	/* release_timeout_ms while we run */
-#define SLACK_MS	3000	/* TCG is slow; the bound is timeout + this */
+#define SLACK_MS	3000	/* TCG is slow: bound is timeout + this */
 #define EDU_ID		0x00
 
 #define CHECKF(t, cond, ...) do {					\

@@ -121,7 +121,7 @@ static void check_pgsizes(struct vt *t, uint64_t bitmap)
 	while (sllps >> levels)
 		levels++;
 	if (levels > 2) {
-		printf("# VT-d SLLPS 0x%x: beyond what 6.x maps, not compared\n",
+		printf("# VT-d SLLPS 0x%x: not compared\n",
 		       sllps);
 		return;
 	}
@@ -157,12 +157,12 @@ static void test_info(struct vt *t, void *arg)
 	ret = ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info);
 	CHECKF(t, ret == 0, "GET_INFO returned %ld (%s)", ret,
 	       ret < 0 ? strerror(errno) : "want 0");
-	printf("# iommu: iova 0x%llx-0x%llx, pgsize_bitmap 0x%llx, flags 0x%x\n",
+	printf("# iommu: iova 0x%llx-0x%llx, pgsizes 0x%llx, flags 0x%x\n",
 	       (unsigned long long)info.iova_min,
 	       (unsigned long long)info.iova_max,
 	       (unsigned long long)info.pgsize_bitmap, info.flags);
-	CHECKF(t, info.flags == 0, "flags 0x%x: no flag is defined", info.flags);
-	CHECKF(t, info.iova_min < info.iova_max, "iova_min 0x%llx >= max 0x%llx",
+	CHECKF(t, info.flags == 0, "flags 0x%x: none is defined", info.flags);
+	CHECKF(t, info.iova_min < info.iova_max, "iova 0x%llx >= max 0x%llx",
 	       (unsigned long long)info.iova_min,
 	       (unsigned long long)info.iova_max);
 	/* edu DMA needs IOVAs below 256 MiB; any VT-d aperture covers 4 GiB. */

@@ -26,7 +26,7 @@
 
 #define TIMEOUT_PARAM	"/sys/module/vfio/parameters/release_timeout_ms"
 #define TEST_TIMEOUT_MS	2000	/* release_timeout_ms while we run */
-#define PCIEHP_DELAY_MS	5000	/* pciehp waits this after the button */
+#define PCIEHP_DELAY_MS	5000	/* pciehp's attention button delay */
 #define SLACK_MS	10000	/* TCG and the hotplug path are slow */
 #define READD_WAIT_MS	20000
 #define EDU_ID		0x00
@@ -132,10 +132,12 @@ static void test_hot_remove(struct vt *t, void *arg)
 				     &efd));
 
 	if (vt_read_file(TIMEOUT_PARAM, h->old_timeout,
-			 sizeof(h->old_timeout)) == 0) {
+			 sizeof(h->old_timeout)) >= 0) {
 		snprintf(val, sizeof(val), "%d", TEST_TIMEOUT_MS);
 		h->timeout_set = vt_write_file(TIMEOUT_PARAM, val) == 0;
 	}
+	CHECKF(t, h->timeout_set, "cannot set %s: %s", TIMEOUT_PARAM,
+	       strerror(errno));
 
 	start = vt_now_ms();
 	vt_host("device_del edu2");
@@ -151,6 +153,9 @@ static void test_hot_remove(struct vt *t, void *arg)
 	gone_ms = vt_now_ms() - start;
 	printf("# %s gone %llu ms after device_del\n", h->name,
 	       (unsigned long long)gone_ms);
+	CHECKF(t, gone_ms >= TEST_TIMEOUT_MS - 100,
+	       "removed after %llu ms: the core did not give the user its "
+	       "%d ms", (unsigned long long)gone_ms, TEST_TIMEOUT_MS);
 
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info), ENODEV);
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_RESET), ENODEV);
