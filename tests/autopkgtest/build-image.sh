@@ -16,6 +16,9 @@
 # the recipe (packages, options, customize hook) and the mirror list, so
 # it is rebuilt only when the recipe changes.  Old images are removed when a new one is built.
 set -euo pipefail
+# The whole script is one block, read before it runs: editing the file
+# during a run (a long one, here) cannot change what the run does.
+{
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}/autopkgtest
 SUITE=bookworm
@@ -232,3 +235,4 @@ mv "$work" "$out"
 trap - EXIT
 touch "$out/done"
 echo "$out"
+}

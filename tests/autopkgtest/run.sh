@@ -11,6 +11,9 @@
 # line per test, each followed by the test's own "check:" lines, and the
 # time of each stage.  The full logs stay in $VFIO_CACHE/autopkgtest/run.
 set -euo pipefail
+# The whole script is one block, read before it runs: editing the file
+# during a run (a long one, here) cannot change what the run does.
+{
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/tests/autopkgtest
@@ -83,7 +86,6 @@ if ! (cd "$work/build/vfio-dkms" &&
 		"$work/dpkg-buildpackage.log"
 fi
 mv "$work"/build/*.deb "$work/debs/"
-debs=("$work"/debs/*.deb)
 echo "# built: $(cd "$work/debs" && echo ./*.deb | sed 's|\./||g')"
 stage_done packages
 
@@ -105,12 +107,21 @@ fi
 
 export VFIO_AUTOPKGTEST_IMAGE_DIR=$image_dir
 export VFIO_QEMU_LOG=$work/qemu-command.log
-# --no-built-binaries: the tests get exactly the .debs built above, not a
-# rebuild of the tree.  The reboot waits for a whole emulated boot.
+# The .debs reach the testbed as a local apt repository, the way a
+# distribution's CI offers the archive, and not as autopkgtest binaries:
+# autopkgtest reinstalls those before every test, and every reinstall of
+# vfio-dkms is a DKMS removal and a rebuild in the emulated machine
+# (three minutes each).  --no-built-binaries: the tests get exactly these
+# .debs (the "@" in debian/tests/control), not a rebuild of the tree.
+repo=/var/cache/vfio-autopkgtest-debs
+setup="set -e; cd $repo; apt-ftparchive packages . >Packages
+echo 'deb [trusted=yes] file:$repo ./' >/etc/apt/sources.list.d/vfio-autopkgtest.list
+apt-get -q -o Dir::Etc::sourcelist=/etc/apt/sources.list.d/vfio-autopkgtest.list -o Dir::Etc::sourceparts=/dev/null -o APT::Get::List-Cleanup=0 update"
 set +e
 autopkgtest --no-built-binaries \
 	--output-dir="$work/out" --summary-file="$work/summary" \
-	"${debs[@]}" "$work/src/vfio-dkms/" \
+	--copy="$work/debs:$repo" --setup-commands="$setup" \
+	"$work/src/vfio-dkms/" \
 	-- qemu --qemu-command="$here/qemu-tcg.sh" --qemu-architecture=x86_64 \
 	--ram-size="$RAM_MIB" --cpus=2 --timeout-reboot=300 \
 	--overlay-dir="$work" \
@@ -141,7 +152,7 @@ done < <(awk '
 		last[n] = sec(t)
 	}
 	END { for (i = 1; i <= k; i++) print order[i], last[order[i]] - first[order[i]] }
-' "$work/autopkgtest.log")
+' "$work/out/log")
 
 failed=0
 while read -r name result detail; do
@@ -176,3 +187,4 @@ fi
 echo "# time: total $(($(date +%s) - t0)) s (${timings[*]})"
 echo "# logs: $work/autopkgtest.log, $work/out/"
 exit "$failed"
+}
