@@ -159,8 +159,13 @@ def main():
     suite_end = False
     last_output = time.monotonic()
 
+    last_kernel = []        # the tail of ttyS0/QEMU, shown when it dies
+
     def on_kernel(line):
         log.write(f"[{stamp()} K] {line}\n")
+        if "QEMU waiting for connection" not in line:
+            last_kernel.append(line)
+            del last_kernel[:-8]
         if a.verbose:
             out(f"  | {line}")
         if KERNEL_PROBLEMS.search(line):
@@ -277,6 +282,10 @@ def main():
         problems.append(f"VM ended (status {proc.returncode}) before the "
                         "suite finished" +
                         (f", during {running[0]}" if running else ""))
+    if (timed_out or not suite_end) and not a.verbose:
+        out("vm: the console ended with:")
+        for line in last_kernel:
+            out(f"  | {line}")
     if running and not timed_out:
         problems.append(f"{running[0]} did not finish")
     for line in kernel_problems[:5]:
