@@ -110,7 +110,8 @@ exec 9>"$VFIO_CACHE/vm.lock"
 if ! flock -n 9; then
 	echo "run-suite: another VM run holds $VFIO_CACHE/vm.lock; waiting" >&2
 	waited=$SECONDS
-	flock -w 1800 9 || { echo "run-suite: gave up waiting for the lock" >&2; exit 1; }
+	flock -w "${VFIO_VM_LOCK_WAIT:-3600}" 9 ||
+		{ echo "run-suite: gave up waiting for the lock after ${VFIO_VM_LOCK_WAIT:-3600} s (VFIO_VM_LOCK_WAIT)" >&2; exit 1; }
 	echo "run-suite: got the lock after $((SECONDS - waited)) s" >&2
 fi
 
