@@ -277,7 +277,90 @@ static void test_device_fd_by_name(struct vt *t, void *arg)
 		 ENODEV);
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, ""), ENODEV);
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, (void *)8), EFAULT);
+	{
+		/* A name far longer than any device's is refused cleanly. */
+		char *name = malloc(3 * 4096);
+		long ret;
+
+		CHECKF(t, name, "malloc failed");
+		memset(name, 'a', 3 * 4096 - 1);
+		name[3 * 4096 - 1] = '\0';
+		errno = 0;
+		ret = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, name);
+		free(name);
+		CHECKF(t, ret == -1 && (errno == EINVAL || errno == ENODEV ||
+					errno == ENAMETOOLONG),
+		       "12 KiB device name: %ld/%s", ret, strerror(errno));
+	}
 	close(group);
+}
+
+/* Every IOMMU fd of a group is the one IOMMU object of that group. */
+static void test_iommu_fds_shared(struct vt *t, void *arg)
+{
+	int group = open_group(t, EDU0);
+	int io1, io2;
+	uint8_t *page;
+
+	(void)arg;
+	io1 = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	io2 = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	CHECKF(t, io1 != io2, "same fd number twice");
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	page[0] = 1;
+	VT_OK(t, vt_map(io1, page, 0x100000, 4096, 0));
+	VT_ERRNO(t, vt_map(io2, page, 0x100000, 4096, 0), EBUSY);
+	VT_OK(t, vt_unmap(io2, 0x100000, 4096));
+	VT_OK(t, vt_map(io1, page, 0x100000, 4096, 0));
+	VT_OK(t, close(io2));
+	/* The other fd still holds the object and its map. */
+	VT_ERRNO(t, vt_map(io1, page, 0x100000, 4096, 0), EBUSY);
+	VT_OK(t, vt_unmap(io1, 0x100000, 4096));
+	close(io1);
+	munmap(page, 4096);
+	close(group);
+}
+
+/*
+ * The IOMMU and device fds outlive the group fd they came from: the
+ * ownership stays until they close, whoever looks.
+ */
+static void test_group_fd_closed_first(struct vt *t, void *arg)
+{
+	int group = open_group(t, EDU0);
+	int iommu, dev, again;
+	uint8_t *page;
+	uint32_t f, id = 0;
+	struct vfio_region_info reg;
+
+	(void)arg;
+	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
+	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
+	VT_OK(t, close(group));
+
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	page[0] = 1;
+	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
+	VT_OK(t, vt_region_info(dev, VFIO_PCI_BAR0_REGION_INDEX, &reg));
+	CHECKF(t, pread(dev, &id, 4, reg.offset) == 4, "pread: %s",
+	       strerror(errno));
+	CHECKF(t, (id & 0xffff) == 0x00ed, "edu id 0x%08x", id);
+
+	again = open_group(t, EDU0);
+	f = group_flags(t, again);
+	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+	       "flags 0x%x: fds open but not MM_LOCKED", f);
+	VT_OK(t, close(dev));
+	VT_OK(t, close(iommu));
+	f = group_flags(t, again);
+	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+	       "flags 0x%x: MM_LOCKED after the last fd closed", f);
+	close(again);
+	munmap(page, 4096);
 }
 
 static void test_unknown_ioctl(struct vt *t, void *arg)
@@ -544,6 +627,8 @@ int main(void)
 	RUN(&t, test_info_flags_rewritten);
 	RUN(&t, test_mm_locked_lifecycle);
 	RUN(&t, test_device_fd_by_name);
+	RUN(&t, test_iommu_fds_shared);
+	RUN(&t, test_group_fd_closed_first);
 	RUN(&t, test_unknown_ioctl);
 	RUN(&t, test_ich9_viability);
 	RUN(&t, test_ich9_in_use_refuses_host);

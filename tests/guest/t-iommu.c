@@ -295,6 +295,41 @@ static void test_map_wrap(struct vt *t, void *arg)
 	teardown(&c);
 }
 
+/* The last page of the aperture maps; the first page past it does not. */
+static void test_map_aperture(struct vt *t, void *arg)
+{
+	struct vfio_iommu_info info = { .argsz = sizeof(info) };
+	uint64_t top;
+	struct ctx c;
+	int ret;
+
+	(void)arg;
+	setup(t, &c);
+	VT_OK(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info));
+	if (info.iova_max == ~0ULL)
+		vt_skip(t, "the aperture ends at 2^64: nothing lies past it");
+	top = info.iova_max + 1 - PG;
+	/* Straddling the end: its last page lies past iova_max. */
+	ret = map(c.iommu, RW, c.buf, top, 2 * PG);
+	CHECKF(t, ret == -1, "map straddling the aperture's end succeeded");
+	CHECK_PINS(t, &c, 0);
+	VT_OK(t, map(c.iommu, RW, c.buf, top, PG));
+	CHECK_PINS(t, &c, 1);
+	errno = 0;
+	ret = map(c.iommu, RW, c.buf + PG, info.iova_max + 1, PG);
+	CHECKF(t, ret == -1 && errno != 0,
+	       "map at iova_max + 1 (0x%llx) succeeded",
+	       (unsigned long long)info.iova_max + 1);
+	CHECKF(t, ret == -1 && (errno == EINVAL || errno == EFAULT ||
+				errno == ERANGE),
+	       "map past the aperture: %s, want EINVAL (or EFAULT/ERANGE)",
+	       strerror(errno));
+	CHECK_PINS(t, &c, 1);
+	VT_OK(t, vt_unmap(c.iommu, top, PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
 static void test_map_overlap(struct vt *t, void *arg)
 {
 	const uint64_t base = 0x100000;
@@ -525,6 +560,7 @@ int main(void)
 	RUN(&t, test_map_alignment);
 	RUN(&t, test_map_size_zero);
 	RUN(&t, test_map_wrap);
+	RUN(&t, test_map_aperture);
 	RUN(&t, test_map_overlap);
 	RUN(&t, test_map_unmapped_vaddr);
 	RUN(&t, test_map_readonly);

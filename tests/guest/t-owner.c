@@ -165,6 +165,53 @@ static void test_other_process_eperm(struct vt *t, void *arg)
 	close(g.b);
 }
 
+/*
+ * The owner's IOMMU fd, inherited over fork: the child's pages would be
+ * pinned into the owner's IOMMU and charged to nobody, so MAP and UNMAP
+ * are refused; GET_INFO is harmless and works.
+ */
+static void child_inherited_iommu(struct vt *t, void *arg)
+{
+	struct vfio_iommu_info info = { .argsz = sizeof(info) };
+	int iommu = *(int *)arg;
+	uint8_t *page;
+
+	VT_OK(t, ioctl(iommu, VFIO_IOMMU_GET_INFO, &info));
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	page[0] = 1;
+	VT_ERRNO(t, vt_map(iommu, page, 0x200000, 4096, 0), EPERM);
+	/* The parent's map at 0x100000 is not the child's to remove. */
+	VT_ERRNO(t, vt_unmap(iommu, 0x100000, 4096), EPERM);
+}
+
+static void test_inherited_iommu_fd(struct vt *t, void *arg)
+{
+	int group = open_group(t, VT_EDU0);
+	long pins, now;
+	uint8_t *page;
+	int iommu;
+
+	(void)arg;
+	iommu = VT_OK(t, vt_iommu_fd(group));
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	page[0] = 1;
+	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
+	pins = vt_pinned_now();
+	IN_CHILD(t, (uid_t)-1, child_inherited_iommu, &iommu);
+	now = vt_pinned_now();
+	CHECKF(t, now == pins, "pinned pages went from %ld to %ld", pins, now);
+	/* Our map survived the child's attempt. */
+	VT_ERRNO(t, vt_map(iommu, page, 0x100000, 4096, 0), EBUSY);
+	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));
+	close(iommu);
+	close(group);
+	munmap(page, 4096);
+}
+
 /* A device fd alone makes the opener the owner too. */
 static void child_iommu_refused(struct vt *t, void *arg)
 {
@@ -348,6 +395,7 @@ int main(void)
 	struct vt t = { .prog = "t-owner" };
 
 	RUN(&t, test_other_process_eperm);
+	RUN(&t, test_inherited_iommu_fd);
 	RUN(&t, test_device_fd_owns);
 	RUN(&t, test_owner_closes_all);
 	RUN(&t, test_owner_keeps_group_fd);
