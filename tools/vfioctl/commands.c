@@ -315,7 +315,11 @@ int cmd_bind(const struct vfioctl *v, int argc, char **argv)
 		switch (dev_bind(v, addr, &o)) {
 		case BIND_OK:
 			ok++;
-			msg_info(v, "%s: %s", addr, result_word(&o));
+			if (o.prev[0] && !o.already)
+				msg_info(v, "%s: %s (was %s)", addr,
+					 result_word(&o), o.prev);
+			else
+				msg_info(v, "%s: %s", addr, result_word(&o));
 			break;
 		case BIND_FAILED:
 			break;
