@@ -77,6 +77,7 @@ struct picked {
 	int slot;		/* -1: not from the table */
 	unsigned int gen;
 	int matched;		/* of the kind the operation wanted */
+	enum kind kind;		/* what the slot held */
 };
 
 #define MAX_PICKS	16
@@ -289,6 +290,7 @@ static int pick(struct worker *w, enum kind want, int *dev)
 					.slot = (start + i) % NSLOT,
 					.gen = c->gen,
 					.matched = c->kind == want,
+					.kind = c->kind,
 				};
 			break;
 		}
@@ -878,7 +880,11 @@ static void op_dup(struct worker *w)
 	int copy = dup(fd);
 
 	account(w, copy, "dup");
-	keep(w, copy, (enum kind)kind, dev);
+	/* a copy of what the slot really held, not of what was asked for */
+	if (copy >= 0 && w->npk > 0 && w->pk[w->npk - 1].slot >= 0)
+		keep(w, copy, w->pk[w->npk - 1].kind, dev);
+	else if (copy >= 0)
+		close(copy);
 }
 
 static void run_ops(struct worker *w, long n);
