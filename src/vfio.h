@@ -25,8 +25,10 @@
  * @read:    read(2)/pread(2) on a device fd
  * @write:   write(2)/pwrite(2) on a device fd
  * @ioctl:   VFIO_DEVICE_* ioctls
- * @mmap:    map a region; the core installs its own vm_operations after
- *           a successful return so that it can revoke the mapping later
+ * @mmap:    check that @vma may map device memory (offset, size, flags)
+ *           and set its vm_page_prot; return the page frame of its first
+ *           page in @pfn.  Install nothing: the core maps the frames on
+ *           fault and zaps them when it revokes the device.
  * @request: the host wants the device back; tell the user (may be called
  *           several times, @count says how often so far).  Optional.
  *
@@ -48,7 +50,8 @@ struct vfio_device_ops {
 			 size_t count, loff_t *ppos);
 	long	(*ioctl)(void *device_data, unsigned int cmd,
 			 unsigned long arg);
-	int	(*mmap)(void *device_data, struct vm_area_struct *vma);
+	int	(*mmap)(void *device_data, struct vm_area_struct *vma,
+			unsigned long *pfn);
 	void	(*request)(void *device_data, unsigned int count);
 };
 

@@ -252,6 +252,8 @@ static void vfio_device_release(struct kref *kref)
 	struct vfio_device *device = container_of(kref, struct vfio_device,
 						  kref);
 
+	cleanup_srcu_struct(&device->srcu);
+	mutex_destroy(&device->open_lock);
 	iput(device->inode);
 	simple_release_fs(&vfio.mnt, &vfio.mnt_count);
 	put_device(device->dev);
@@ -317,8 +319,15 @@ int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
 		kfree(device);
 		goto err_group;
 	}
+	ret = init_srcu_struct(&device->srcu);
+	if (ret) {
+		iput(device->inode);
+		simple_release_fs(&vfio.mnt, &vfio.mnt_count);
+		kfree(device);
+		goto err_group;
+	}
 	kref_init(&device->kref);
-	init_rwsem(&device->rwsem);
+	mutex_init(&device->open_lock);
 	init_waitqueue_head(&device->release_wq);
 	device->dev = get_device(dev);
 	device->ops = ops;
@@ -348,17 +357,28 @@ err_group:
 }
 EXPORT_SYMBOL_GPL(vfio_register_device);
 
-/* Stop every operation on @device for good; its fds stay until closed. */
-static void vfio_device_revoke(struct vfio_device *device)
+/* Call the bus driver's release once for each successful open. */
+static void vfio_device_quiesce(struct vfio_device *device)
 {
-	down_write(&device->rwsem);
-	device->revoked = true;
-	unmap_mapping_range(device->inode->i_mapping, 0, 0, true);
+	mutex_lock(&device->open_lock);
 	if (device->ops_open) {
 		device->ops->release(device->device_data);
 		device->ops_open = false;
 	}
-	up_write(&device->rwsem);
+	mutex_unlock(&device->open_lock);
+}
+
+/*
+ * Stop every operation on @device for good; its fds stay until closed.
+ * Once the read sections have drained nobody can map a page any more,
+ * so the zap is final.
+ */
+static void vfio_device_revoke(struct vfio_device *device)
+{
+	WRITE_ONCE(device->revoked, true);
+	synchronize_srcu(&device->srcu);
+	unmap_mapping_range(device->inode->i_mapping, 0, 0, true);
+	vfio_device_quiesce(device);
 }
 
 void vfio_unregister_device(struct device *dev)
@@ -380,10 +400,10 @@ void vfio_unregister_device(struct device *dev)
 	mutex_unlock(&vfio_lock);
 
 	if (READ_ONCE(device->open_count)) {
-		down_read(&device->rwsem);
+		mutex_lock(&device->open_lock);
 		if (device->ops_open && device->ops->request)
 			device->ops->request(device->device_data, 1);
-		up_read(&device->rwsem);
+		mutex_unlock(&device->open_lock);
 
 		dev_info(dev, "waiting up to %u ms for its user to release it\n",
 			 release_timeout_ms);
@@ -454,12 +474,7 @@ static void vfio_device_close(struct vfio_device *device)
 
 	lockdep_assert_held(&vfio_lock);
 	if (!--device->open_count) {
-		down_write(&device->rwsem);
-		if (device->ops_open) {
-			device->ops->release(device->device_data);
-			device->ops_open = false;
-		}
-		up_write(&device->rwsem);
+		vfio_device_quiesce(device);
 		device->iommu = NULL;
 		wake_up(&device->release_wq);
 	}
@@ -485,11 +500,12 @@ static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 {
 	struct vfio_device *device = filep->private_data;
 	long ret = -ENODEV;
+	int idx;
 
-	down_read(&device->rwsem);
-	if (!device->revoked)
+	idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
 		ret = device->ops->ioctl(device->device_data, cmd, arg);
-	up_read(&device->rwsem);
+	srcu_read_unlock(&device->srcu, idx);
 	return ret;
 }
 
@@ -498,13 +514,14 @@ static ssize_t vfio_device_fops_read(struct file *filep, char __user *buf,
 {
 	struct vfio_device *device = filep->private_data;
 	ssize_t ret = -ENODEV;
+	int idx;
 
-	down_read(&device->rwsem);
-	if (!device->revoked && device->ops->read)
-		ret = device->ops->read(device->device_data, buf, count, ppos);
-	else if (!device->revoked)
-		ret = -EINVAL;
-	up_read(&device->rwsem);
+	idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
+		ret = device->ops->read ?
+		      device->ops->read(device->device_data, buf, count, ppos) :
+		      -EINVAL;
+	srcu_read_unlock(&device->srcu, idx);
 	return ret;
 }
 
@@ -514,24 +531,39 @@ static ssize_t vfio_device_fops_write(struct file *filep,
 {
 	struct vfio_device *device = filep->private_data;
 	ssize_t ret = -ENODEV;
+	int idx;
 
-	down_read(&device->rwsem);
-	if (!device->revoked && device->ops->write)
-		ret = device->ops->write(device->device_data, buf, count,
-					 ppos);
-	else if (!device->revoked)
-		ret = -EINVAL;
-	up_read(&device->rwsem);
+	idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
+		ret = device->ops->write ?
+		      device->ops->write(device->device_data, buf, count,
+					 ppos) :
+		      -EINVAL;
+	srcu_read_unlock(&device->srcu, idx);
 	return ret;
 }
 
 /*
- * A revoked mapping has been zapped; touching it again must not fault in
- * anything (an anonymous page would hide the revocation).
+ * Device memory is mapped page by page on fault, never at mmap time: a
+ * mapping made before its vma is linked could escape the zap of a revoke
+ * that runs in between.  vm_private_data holds the frame of page offset
+ * 0, so that vm_pgoff locates every page, also after a vma split.
  */
 static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
 {
-	return VM_FAULT_SIGBUS;
+	struct vm_area_struct *vma = vmf->vma;
+	struct vfio_device *device = vma->vm_file->private_data;
+	unsigned long pfn = (unsigned long)vma->vm_private_data +
+			    vma->vm_pgoff +
+			    ((vmf->address - vma->vm_start) >> PAGE_SHIFT);
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int idx;
+
+	idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
+		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+	srcu_read_unlock(&device->srcu, idx);
+	return ret;
 }
 
 static const struct vm_operations_struct vfio_device_vm_ops = {
@@ -542,17 +574,25 @@ static int vfio_device_fops_mmap(struct file *filep,
 				 struct vm_area_struct *vma)
 {
 	struct vfio_device *device = filep->private_data;
+	unsigned long pfn;
 	int ret = -ENODEV;
+	int idx;
 
-	down_read(&device->rwsem);
-	if (!device->revoked && device->ops->mmap) {
-		ret = device->ops->mmap(device->device_data, vma);
-		if (!ret)
-			vma->vm_ops = &vfio_device_vm_ops;
-	} else if (!device->revoked) {
-		ret = -EINVAL;
-	}
-	up_read(&device->rwsem);
+	idx = srcu_read_lock(&device->srcu);
+	if (READ_ONCE(device->revoked))
+		goto out;
+	ret = -EINVAL;
+	if (!device->ops->mmap)
+		goto out;
+	ret = device->ops->mmap(device->device_data, vma, &pfn);
+	if (ret)
+		goto out;
+	vfio_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND |
+			  VM_DONTDUMP);
+	vma->vm_private_data = (void *)(pfn - vma->vm_pgoff);
+	vma->vm_ops = &vfio_device_vm_ops;
+out:
+	srcu_read_unlock(&device->srcu, idx);
 	return ret;
 }
 
@@ -643,11 +683,11 @@ static int vfio_device_open(struct vfio_device *device,
 	if (ret)
 		return ret;
 	if (!device->open_count) {
-		down_write(&device->rwsem);
-		ret = device->revoked ? -ENODEV :
+		mutex_lock(&device->open_lock);
+		ret = READ_ONCE(device->revoked) ? -ENODEV :
 			device->ops->open(device->device_data);
 		device->ops_open = !ret;
-		up_write(&device->rwsem);
+		mutex_unlock(&device->open_lock);
 		if (ret) {
 			vfio_iommu_user_put(iommu);
 			return ret;

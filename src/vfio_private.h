@@ -4,11 +4,16 @@
  * devices).  Not seen by bus drivers.
  *
  * Locking, outermost first:
- *   vfio.lock          the topology: groups, their devices, which IOMMU
- *                      object each group uses, open counts, domains
- *   vfio_device.rwsem  read around every device fd operation, write to
- *                      open, release or revoke the device
- *   vfio_iommu.dma_lock  the DMA mappings of one IOMMU object
+ *   vfio.lock              the topology: groups, their devices, which
+ *                          IOMMU object each group uses, open counts,
+ *                          domains
+ *   vfio_device.open_lock  calls of the bus driver's open and release
+ *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
+ *
+ * Device fd operations run inside vfio_device.srcu read sections, not
+ * under a lock: they copy from user memory, which may fault on an mmap of
+ * the device itself, with mmap_lock held.  Revoking sets @revoked, waits
+ * for the read sections to end, then zaps the mappings.
  */
 #ifndef VFIO_DKMS_PRIVATE_H
 #define VFIO_DKMS_PRIVATE_H
@@ -18,7 +23,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
-#include <linux/rwsem.h>
+#include <linux/srcu.h>
 #include <linux/wait.h>
 
 #include "vfio.h"
@@ -71,9 +76,10 @@ struct vfio_device {
 	struct vfio_iommu		*iommu;	/* vfio.lock; while open */
 	wait_queue_head_t		release_wq;	/* open_count drops */
 
-	struct rw_semaphore		rwsem;	/* see the top of the file */
-	bool				ops_open;	/* rwsem: ->open done */
-	bool				revoked;	/* rwsem: no more ops */
+	struct srcu_struct		srcu;	/* see the top of the file */
+	bool				revoked;	/* no more ops; srcu */
+	struct mutex			open_lock;
+	bool				ops_open;	/* open_lock: ->open done */
 };
 
 /* vfio_iommu.c: the IOMMU fd and the domain's life */

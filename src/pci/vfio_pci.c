@@ -203,7 +203,8 @@ static ssize_t vfio_pci_write(void *device_data, const char __user *buf,
 	return vfio_pci_rw(device_data, (char __user *)buf, count, ppos, true);
 }
 
-static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma)
+static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma,
+			 unsigned long *pfn)
 {
 	struct vfio_pci_device *vdev = device_data;
 	struct pci_dev *pdev = vdev->pdev;
@@ -228,12 +229,8 @@ static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	vfio_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND |
-			  VM_DONTDUMP);
-	return io_remap_pfn_range(vma, vma->vm_start,
-				  (pci_resource_start(pdev, index) >>
-				   PAGE_SHIFT) + pgoff,
-				  len, vma->vm_page_prot);
+	*pfn = (pci_resource_start(pdev, index) >> PAGE_SHIFT) + pgoff;
+	return 0;
 }
 
 /* ---------------- ioctls ---------------------------------------------- */
