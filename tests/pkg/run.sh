@@ -234,6 +234,21 @@ deb_tests() {
 		nok deb-default-config "$(tr '\n' ' ' <"$work/check.out")"
 	fi
 
+	# The rules as shipped run only the packaged vfioctl, with commands
+	# it has (Debian 12's udevadm cannot verify rules itself).
+	local cmds
+	cmds=$("$work/x-utils/usr/sbin/vfioctl" --help |
+		awk '/^commands:/ { f = 1; next } /^exit:/ { f = 0 }
+		     f { print $1 }' | paste -sd, -)
+	if "$here/check-udev-rules.py" \
+		"$work/x-dkms/lib/udev/rules.d/70-vfio-dkms.rules" \
+		"/usr/sbin/vfioctl:$cmds" >"$work/rules.log" 2>&1 &&
+		[ -x "$work/x-utils/usr/sbin/vfioctl" ]; then
+		ok udev-rules
+	else
+		nok udev-rules "$(tr '\n' ' ' <"$work/rules.log" | head -c 400)"
+	fi
+
 	# The unit as shipped, pointed at the packaged vfioctl (this host
 	# has none in /usr/sbin).
 	if command -v systemd-analyze >/dev/null; then
