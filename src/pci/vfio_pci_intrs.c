@@ -261,6 +261,12 @@ static int vfio_pci_intx_set(struct vfio_pci_device *vdev,
 	struct eventfd_ctx *old;
 	int ret;
 
+	/* See vfio_pci_set_unmask_eventfds(). */
+	if (trigger && vdev->unmask && vdev->unmask->ctx == trigger) {
+		eventfd_ctx_put(trigger);
+		return -EINVAL;
+	}
+
 	if (vdev->irq_type == VFIO_PCI_IRQ_INTX) {
 		spin_lock_irq(&vdev->irqlock);
 		old = vdev->intx_trigger;
@@ -537,7 +543,9 @@ int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
 				 unsigned int index, unsigned int count,
 				 const s32 *fds)
 {
+	struct eventfd_ctx *ctx;
 	struct file *file = NULL;
+	bool same;
 	int ret = 0;
 
 	lockdep_assert_held(&vdev->lock);
@@ -550,6 +558,18 @@ int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
 		file = eventfd_fget(fds[0]);
 		if (IS_ERR(file))
 			return PTR_ERR(file);
+		/*
+		 * The trigger as its own unmask: an unmask that finds the
+		 * line still up signals the trigger, which would queue the
+		 * unmask again, in a loop for as long as the device asserts.
+		 */
+		ctx = eventfd_ctx_fileget(file);
+		same = ctx == vdev->intx_trigger;
+		eventfd_ctx_put(ctx);
+		if (same) {
+			fput(file);
+			return -EINVAL;
+		}
 	}
 	vfio_pci_unmask_teardown(vdev);
 	if (file) {
