@@ -234,6 +234,8 @@ deb_tests() {
 		nok deb-default-config "$(tr '\n' ' ' <"$work/check.out")"
 	fi
 
+	modprobe_conf "$work/x-dkms/lib/modprobe.d/vfio-dkms.conf"
+
 	# The rules as shipped run only the packaged vfioctl, with commands
 	# it has (Debian 12's udevadm cannot verify rules itself).
 	local cmds
@@ -268,6 +270,45 @@ deb_tests() {
 	fi
 
 	dkms_builds "$s"
+}
+
+# The modprobe.d file must never refuse our own module names (modprobe.d
+# knows names, not files), and must refuse every in-tree module that
+# links against the in-tree core, as depmod of a distribution kernel's
+# modules (the cached guest kernel, dry run) shows them.
+modprobe_conf() {
+	local conf=$1 blocked root k name missing=() n=0
+	blocked=$(awk '$1 == "install" && $3 == "/bin/false" { print $2 }' "$conf")
+	if grep -qxE 'vfio|vfio_pci' <<<"$blocked"; then
+		nok modprobe-conf "refuses our own vfio or vfio_pci"
+		return
+	fi
+	if ! grep -qx 'softdep vfio_pci pre: vfio' "$conf"; then
+		nok modprobe-conf "no softdep vfio_pci pre: vfio"
+		return
+	fi
+	for root in "${VFIO_CACHE:-/var/cache/vfio-dkms}"/kernel-*; do
+		[ -d "$root/lib/modules" ] || continue
+		for k in "$root"/lib/modules/*; do
+			k=${k##*/}
+			n=$((n + 1))
+			for name in $(depmod -n -b "$root" "$k" 2>/dev/null |
+				awk -F: '$2 ~ /kernel\/drivers\/vfio\/vfio\.ko/ { print $1 }'); do
+				name=${name##*/}
+				name=${name%%.ko*}
+				name=${name//-/_}
+				[ "$name" = vfio_pci ] && continue
+				grep -qx "$name" <<<"$blocked" || missing+=("$name($k)")
+			done
+		done
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		nok modprobe-conf "not refused: ${missing[*]}"
+	elif [ "$n" -eq 0 ]; then
+		skip modprobe-conf "no distribution kernel modules cached (tests/setup.sh)"
+	else
+		ok modprobe-conf
+	fi
 }
 
 # dkms_make DIR KVER KDIR: run dkms.conf's MAKE[0] in DIR with the
