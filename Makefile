@@ -28,6 +28,8 @@ bench:
 autopkgtest:
 	tests/autopkgtest/run.sh
 
+include tests/pkg/Makefile.inc
+
 clean:
 	$(MAKE) -C tools clean
 	rm -rf build

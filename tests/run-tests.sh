@@ -23,6 +23,7 @@ stages=(
 	"abi:tests/abi/run.sh"
 	"guest:tests/vm/run-suite.sh"
 	"pkg:tests/pkg/run.sh"
+	"vmctl:tests/pkg/vm-vfioctl.sh"
 )
 
 run_stage() {
