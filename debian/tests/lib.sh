@@ -202,3 +202,16 @@ ensure_bound() {
 	done
 	say "$EDU1, $EDU2 and $SERIAL are bound to vfio"
 }
+
+# Where the boot spent its time: the three longest pauses in the kernel
+# log, and the initramfs's fsck of the root file system, if it ran one.
+boot_profile() {
+	note "$(systemd-analyze time 2>/dev/null | head -n 1 || true)"
+	dmesg | awk -F'[][]' '
+		{ t = $2 + 0
+		  if (NR > 1 && t - prev > 2) printf "%8.1f s before: %s\n", t - prev, $0
+		  prev = t }' | sort -rn | head -n 3 | sed 's/^ */note: pause of /'
+	if [ -s /run/initramfs/fsck.log ]; then
+		sed 's/^/note: initramfs fsck: /' /run/initramfs/fsck.log | tail -n 3
+	fi
+}

@@ -104,6 +104,7 @@ if ! flock -n 9; then
 	log "another VM run holds $CACHE/vm.lock; waiting"
 	flock -w 1800 9 || bail run "gave up waiting for $CACHE/vm.lock"
 fi
+stage_done vm-lock-wait
 
 export VFIO_AUTOPKGTEST_IMAGE_DIR=$image_dir
 export VFIO_QEMU_LOG=$work/qemu-command.log
