@@ -57,8 +57,10 @@ extern const struct bench_ops bench_intree_ops;
  */
 int bench_group_of(const char *name);
 
-/* Record a failure in d->errbuf (with errno's text appended) and return
- * -1, keeping errno. */
+/*
+ * Record a failure in d->errbuf (with errno's text appended) and return
+ * -1, keeping errno.
+ */
 int bench_fail(struct bench_dev *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -34,6 +34,8 @@ MAIN_ROWS = [
 TAIL_ROWS = [
     ("msi", "p50_us", "us", "4 MSI round trip p50", False),
     ("msi", "p99_us", "us", "4 MSI round trip p99", False),
+    ("msi-remote", "p50_us", "us", "4b MSI, reader on other CPU p50", False),
+    ("msi-remote", "p99_us", "us", "4b MSI, reader on other CPU p99", False),
     ("bar0", "mmap_ops_s", "ops/s", "5 BAR0 read, mmap load", True),
     ("bar0", "pread_ops_s", "ops/s", "5 BAR0 read, pread", True),
 ]
