@@ -161,11 +161,14 @@ static int setup(struct vt *t, struct fctx *c)
 
 /* ---- one attempt per path ---------------------------------------------- */
 
-/* Errnos an allocation failure may turn into. */
+/*
+ * Errnos an allocation failure may turn into.  EBUSY: the kernel's
+ * request_region() says busy when it cannot allocate its resource.
+ */
 static int oom_errno(int e)
 {
 	return e == ENOMEM || e == EFAULT || e == ENOSPC || e == EAGAIN ||
-	       e == ENFILE || e == EMFILE;
+	       e == ENFILE || e == EMFILE || e == EBUSY;
 }
 
 /*
@@ -326,13 +329,16 @@ static void check_clean(struct vt *t, struct fctx *c, const char *what,
 }
 
 static void run_path(struct vt *t, struct fctx *c, enum path p,
-		     const char *what);
+		     const char *what, int max_n);
 
 /*
  * MSI setup allocates the /proc/irq/N entries, and kernel/irq/proc.c
  * ignores a failure there but WARNs (fs/proc/generic.c remove_proc_entry)
  * when the vector is freed.  Not our code: on that path only page and
  * atomic allocations fail, sleeping slab allocations are left alone.
+ * INTx setup has the same problem (request_irq() creates the entries of
+ * a new vector), and so has its release (pci_disable_device() frees the
+ * vector whose entries are missing).
  */
 static void run_path_pages(struct vt *t, struct fctx *c, enum path p,
 			   const char *what)
@@ -345,21 +351,22 @@ static void run_path_pages(struct vt *t, struct fctx *c, enum path p,
 	memcpy(outer, t->fail_jmp, sizeof(outer));
 	failed = setjmp(t->fail_jmp);
 	if (!failed)
-		run_path(t, c, p, what);
+		run_path(t, c, p, what, 0);
 	memcpy(t->fail_jmp, outer, sizeof(outer));
 	VT_OK(t, vt_write_file(knob, "N"));
 	if (failed)
 		longjmp(t->fail_jmp, failed);
 }
 
+/* N = 1, 2, ... until a call gets through untouched, or up to max_n. */
 static void run_path(struct vt *t, struct fctx *c, enum path p,
-		     const char *what)
+		     const char *what, int max_n)
 {
 	struct fixture f;
 	long r;
 	int n, err, injected, failed = 0, hits = 0;
 
-	for (n = 1; n <= MAX_NTH; n++) {
+	for (n = 1; n <= (max_n ? max_n : MAX_NTH); n++) {
 		fix_open(t, &f, p, c);
 		arm(t, c, n);
 		r = call(&f, p, c, &err);
@@ -412,7 +419,7 @@ static void fn(struct vt *t, void *arg)					\
 									\
 	if (c->nth_fd < 0)						\
 		setup(t, c);						\
-	run_path(t, c, p, what);					\
+	run_path(t, c, p, what, 0);					\
 }
 
 PATH_CASE(test_fault_open, P_OPEN, "group open")
@@ -422,17 +429,26 @@ PATH_CASE(test_fault_iommu_fd, P_IOMMU_FD, "GET_IOMMU_FD")
 PATH_CASE(test_fault_device_fd, P_DEVICE_FD, "GET_DEVICE_FD")
 PATH_CASE(test_fault_map, P_MAP, "MAP_DMA 16 pages")
 PATH_CASE(test_fault_unmap_split, P_UNMAP_SPLIT, "UNMAP_DMA splitting")
-static void test_fault_irq_msi(struct vt *t, void *arg)
-{
-	struct fctx *c = arg;
+/*
+ * The IRQ paths make their own allocations first (the eventfd array and
+ * the vector tables) and only then call into the IRQ core: fail every
+ * kind of allocation for those, then only page and atomic ones.
+ */
+#define OUR_IRQ_ALLOCS	3
 
-	if (c->nth_fd < 0)
-		setup(t, c);
-	run_path_pages(t, c, P_IRQ_MSI, "SET_IRQ_EVENTFDS MSI (no sleeping "
-		       "slab failures)");
+#define IRQ_CASE(fn, p, what)						\
+static void fn(struct vt *t, void *arg)					\
+{									\
+	struct fctx *c = arg;						\
+									\
+	if (c->nth_fd < 0)						\
+		setup(t, c);						\
+	run_path(t, c, p, what " (our allocations)", OUR_IRQ_ALLOCS);	\
+	run_path_pages(t, c, p, what " (no sleeping slab failures)");	\
 }
 
-PATH_CASE(test_fault_irq_intx, P_IRQ_INTX, "SET_IRQ_EVENTFDS INTx")
+IRQ_CASE(test_fault_irq_msi, P_IRQ_MSI, "SET_IRQ_EVENTFDS MSI")
+IRQ_CASE(test_fault_irq_intx, P_IRQ_INTX, "SET_IRQ_EVENTFDS INTx")
 
 /* The paths above together must have had something to fail. */
 static void test_fault_total(struct vt *t, void *arg)
