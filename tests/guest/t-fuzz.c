@@ -763,6 +763,11 @@ static void op_random_ioctl(struct worker *w)
 		cmd |= (unsigned long)below(w, 1 << 14) << _IOC_SIZESHIFT;
 	r = ioctl(fd, cmd, rand_argp(w, buf, 32));
 	account(w, r, "random ioctl");
+	/* a group ioctl that hands out an fd: keep it, or it pins till exit */
+	if (r >= 0 && cmd == VFIO_GROUP_GET_IOMMU_FD)
+		keep(w, (int)r, K_IOMMU, dev);
+	else if (r >= 0 && cmd == VFIO_GROUP_GET_DEVICE_FD)
+		keep(w, (int)r, K_DEVICE, dev);
 }
 
 /*
