@@ -24,6 +24,7 @@ stages=(
 	"guest:tests/vm/run-suite.sh"
 	"pkg:tests/pkg/run.sh"
 	"vmctl:tests/pkg/vm-vfioctl.sh"
+	"debug:tests/debug/run.sh"
 )
 
 run_stage() {
