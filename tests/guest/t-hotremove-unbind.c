@@ -196,11 +196,13 @@ static void test_unbind_user_closes(struct vt *t, void *arg)
 	volatile int restore = 0;
 	struct holder h;
 	jmp_buf outer;
+	int j;
 
 	(void)arg;
 	set_timeout(t, &s);
 	memcpy(outer, t->fail_jmp, sizeof(jmp_buf));
-	if (setjmp(t->fail_jmp) == 0) {
+	j = setjmp(t->fail_jmp);
+	if (j == 0) {
 		restore = 1;
 		holder_open(t, &h, VT_EDU1);
 		/* A long timeout shows that nobody waited for it. */
@@ -218,7 +220,7 @@ static void test_unbind_user_closes(struct vt *t, void *arg)
 		close_range(3, ~0U, 0);
 		vt_bind_vfio(VT_EDU1);
 	}
-	longjmp(t->fail_jmp, 1);
+	longjmp(t->fail_jmp, j);
 }
 
 /* The user ignores the request: revoked after the timeout. */
@@ -273,12 +275,14 @@ static void test_unbind_user_holds(struct vt *t, void *arg)
 	volatile int restore = 0;
 	struct holder h;
 	jmp_buf outer;
+	int j;
 	uint8_t *buf;
 
 	(void)arg;
 	set_timeout(t, &s);
 	memcpy(outer, t->fail_jmp, sizeof(jmp_buf));
-	if (setjmp(t->fail_jmp) == 0) {
+	j = setjmp(t->fail_jmp);
+	if (j == 0) {
 		restore = 1;
 		holder_open(t, &h, VT_EDU1);
 		buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -299,7 +303,7 @@ static void test_unbind_user_holds(struct vt *t, void *arg)
 		close_range(3, ~0U, 0);
 		vt_bind_vfio(VT_EDU1);
 	}
-	longjmp(t->fail_jmp, 1);
+	longjmp(t->fail_jmp, j);
 }
 
 int main(void)
