@@ -1040,7 +1040,10 @@ static void test_irq_set_errors(struct vt *t, struct ctx *c)
 	VT_ERRNO(t, set_raw(fd, U, hsz + 8, 0, 0, 2, efd), EINVAL);
 	VT_ERRNO(t, set_raw(fd, U, hsz + 4, 0, 0, 1, 999), EBADF);
 	VT_ERRNO(t, set_raw(fd, U, hsz + 4, 1, 0, 1, efd), EINVAL);
+	/* The trigger cannot be its own unmask (an endless unmask loop). */
+	VT_ERRNO(t, set_raw(fd, U, hsz + 4, 0, 0, 1, efd), EINVAL);
 	VT_OK(t, set_raw(fd, U, hsz + 4, 0, 0, 1, e2));
+	VT_ERRNO(t, set_raw(fd, S, hsz + 4, 0, 0, 1, e2), EINVAL);
 	VT_OK(t, set_raw(fd, U, hsz + 4, 0, 0, 1, -1));
 	set_irqs(t, fd, VFIO_PCI_INTX_IRQ_INDEX, 0, NULL);
 
