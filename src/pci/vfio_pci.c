@@ -31,6 +31,25 @@ static bool vfio_pci_has_reset(struct pci_dev *pdev)
 	return pdev->reset_methods[0] != 0;
 }
 
+/*
+ * pci_try_reset_function() without sleeping on any device lock (see
+ * vfio.h).  A bus or slot reset goes through the upstream bridge, whose
+ * config space must be blocked meanwhile (6.12 warns when it is not), so
+ * take that too, or give up with -EAGAIN like the reset itself would.
+ */
+static int vfio_pci_try_reset(struct pci_dev *pdev)
+{
+	struct pci_dev *bridge = pci_upstream_bridge(pdev);
+	int ret;
+
+	if (bridge && !pci_cfg_access_trylock(bridge))
+		return -EAGAIN;
+	ret = pci_try_reset_function(pdev);
+	if (bridge)
+		pci_cfg_access_unlock(bridge);
+	return ret;
+}
+
 static bool vfio_pci_match(struct device *dev, const char *buf)
 {
 	return !strcmp(dev_name(dev), buf);
@@ -144,7 +163,7 @@ static void vfio_pci_release(void *device_data)
 	 * are off already, which is what matters for a departing device.
 	 */
 	if (vdev->reset_works && !READ_ONCE(vdev->removing))
-		pci_try_reset_function(pdev);
+		vfio_pci_try_reset(pdev);
 
 	if (vdev->saved_state) {
 		pci_load_and_free_saved_state(pdev, &vdev->saved_state);
@@ -368,7 +387,7 @@ static long vfio_pci_reset(struct vfio_pci_device *vdev)
 	 * and waits for us; sleeping on that lock would never end.
 	 */
 	mutex_lock(&vdev->lock);
-	ret = pci_try_reset_function(vdev->pdev);
+	ret = vfio_pci_try_reset(vdev->pdev);
 	mutex_unlock(&vdev->lock);
 	return ret;
 }
