@@ -4,16 +4,17 @@
  *
  * Each MAP_DMA becomes one struct vfio_dma in an interval tree keyed by
  * IOVA, so lookup, overlap checks and splits cost O(log n).  Its pages
- * are pinned in large batches into one array, and every physically
- * contiguous run of them is handed to the IOMMU in a single iommu_map()
- * call, which picks the largest page sizes the domain supports (2 MiB
- * and 1 GiB for huge pages).  Unmapping gathers the IOTLB flushes and
- * syncs once before any page is unpinned.
+ * are pinned in large batches, and every physically contiguous run of
+ * them is handed to the IOMMU in a single iommu_map() call, which picks
+ * the largest page sizes the domain supports (2 MiB and 1 GiB for huge
+ * pages).  Only the runs are kept, and pages are unpinned a folio at a
+ * time.  Unmapping gathers the IOTLB flushes and syncs once before any
+ * page is unpinned.
  *
- * A partial unmap splits a mapping: both halves keep sharing the page
- * array.  The IOMMU may have used one large page across the cut, so the
- * physically contiguous run around each cut is unmapped whole and the
- * part that stays is mapped again.  While that happens a device's DMA to
+ * A partial unmap splits a mapping: both halves keep sharing the runs.
+ * The IOMMU may have used one large page across the cut, so the run
+ * around each cut is unmapped whole and the part that stays is mapped
+ * again.  While that happens a device's DMA to
  * the surviving part of that run may fault; the kernel's own type1 driver
  * refuses such unmaps instead.
  */
@@ -37,13 +38,29 @@ module_param(max_mappings, uint, 0644);
 MODULE_PARM_DESC(max_mappings,
 		 "Most DMA mappings one IOMMU object holds (default: 262144)");
 
-/* Pages pinned per pin_user_pages_fast() call, between resched points. */
-#define VFIO_PIN_BATCH	(1U << 16)
+/* Most pages pinned per pin_user_pages_fast() call. */
+#define VFIO_PIN_BATCH		8192UL
+/* Small maps pin into the stack instead of allocating a batch. */
+#define VFIO_PIN_STACK		16
 
-/* The pinned pages of one MAP_DMA, shared by the pieces it splits into. */
-struct vfio_pages {
+/*
+ * struct vfio_runs - what one MAP_DMA pinned, as physically contiguous
+ * runs: run @i covers pages run[i].pgoff .. run[i + 1].pgoff - 1 of the
+ * mapping (run[nr].pgoff is the page count), starting at frame
+ * run[i].pfn.  A 1 GiB map of 2 MiB huge pages is at most 512 runs, so
+ * huge pages cost per huge page, not per 4 KiB, everywhere below.  The
+ * pieces a mapping is split into share it.
+ */
+struct vfio_run {
+	unsigned long	pgoff;
+	unsigned long	pfn;
+};
+
+struct vfio_runs {
 	refcount_t	ref;
-	struct page	*page[];
+	unsigned long	nr;
+	unsigned long	cap;		/* entries of run[], sentinel excluded */
+	struct vfio_run	run[];
 };
 
 struct vfio_dma {
@@ -51,8 +68,8 @@ struct vfio_dma {
 	u64			start;		/* first IOVA */
 	u64			last;		/* last IOVA (inclusive) */
 	u64			subtree_last;	/* interval tree */
-	struct vfio_pages	*pages;
-	unsigned long		first;		/* pages->page[] of @start */
+	struct vfio_runs	*runs;
+	unsigned long		first;		/* page of the MAP_DMA at @start */
 	int			prot;
 	struct list_head	unmap_next;	/* on one unmap's work list */
 };
@@ -69,16 +86,97 @@ void vfio_dma_init(struct vfio_iommu *iommu)
 	iommu->dma_tree = RB_ROOT_CACHED;
 }
 
-static inline struct page **vfio_dma_page(struct vfio_dma *dma, u64 iova)
+static struct vfio_runs *vfio_runs_alloc(unsigned long cap)
 {
-	return &dma->pages->page[dma->first +
-				 ((iova - dma->start) >> PAGE_SHIFT)];
+	struct vfio_runs *runs;
+
+	runs = kvmalloc(struct_size(runs, run, cap + 1), GFP_KERNEL_ACCOUNT);
+	if (!runs)
+		return NULL;
+	refcount_set(&runs->ref, 1);
+	runs->nr = 0;
+	runs->cap = cap;
+	return runs;
 }
 
-static void vfio_pages_put(struct vfio_pages *pages)
+static void vfio_runs_put(struct vfio_runs *runs)
 {
-	if (refcount_dec_and_test(&pages->ref))
-		kvfree(pages);
+	if (refcount_dec_and_test(&runs->ref))
+		kvfree(runs);
+}
+
+/* The run holding page @pgoff of the mapping: O(log runs). */
+static unsigned long vfio_run_find(const struct vfio_runs *runs,
+				   unsigned long pgoff)
+{
+	unsigned long lo = 0, hi = runs->nr - 1, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (runs->run[mid].pgoff <= pgoff)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static inline unsigned long vfio_dma_pgoff(const struct vfio_dma *dma,
+					   u64 iova)
+{
+	return dma->first + ((iova - dma->start) >> PAGE_SHIFT);
+}
+
+static inline u64 vfio_dma_iova(const struct vfio_dma *dma,
+				unsigned long pgoff)
+{
+	return dma->start + ((u64)(pgoff - dma->first) << PAGE_SHIFT);
+}
+
+/* Unpin pages [from, to) of @runs, a folio at a time. */
+static void vfio_runs_unpin(const struct vfio_runs *runs, unsigned long from,
+			    unsigned long to, bool dirty)
+{
+	unsigned long i, end;
+
+	if (from >= to)
+		return;
+	for (i = vfio_run_find(runs, from); from < to; i++, from = end) {
+		end = min(runs->run[i + 1].pgoff, to);
+		unpin_user_page_range_dirty_lock(pfn_to_page(runs->run[i].pfn +
+							     from -
+							     runs->run[i].pgoff),
+						 end - from, dirty);
+	}
+}
+
+/* Map pages [from, to) of @dma again, one iommu_map() per run. */
+static int vfio_dma_remap(struct vfio_iommu *iommu, struct vfio_dma *dma,
+			  unsigned long from, unsigned long to)
+{
+	const struct vfio_runs *runs = dma->runs;
+	unsigned long i, end;
+	int ret;
+
+	if (from >= to)
+		return 0;
+	for (i = vfio_run_find(runs, from); from < to; i++, from = end) {
+		end = min(runs->run[i + 1].pgoff, to);
+		ret = vfio_iommu_map(iommu->domain, vfio_dma_iova(dma, from),
+				     PFN_PHYS(runs->run[i].pfn + from -
+					      runs->run[i].pgoff),
+				     (size_t)(end - from) << PAGE_SHIFT,
+				     dma->prot | iommu->prot);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void vfio_dma_free(struct vfio_dma *dma)
+{
+	vfio_runs_put(dma->runs);
+	kfree(dma);
 }
 
 /* Charge or release @npages of locked memory to the owner, if alive. */
@@ -98,72 +196,131 @@ static u64 vfio_dma_align_mask(struct vfio_iommu *iommu)
 	return ((1ULL << __ffs(bitmap)) - 1) | ~PAGE_MASK;
 }
 
-static int vfio_pin_pages(u64 vaddr, unsigned long npages, int prot,
-			  struct page **pages)
+/*
+ * Building a mapping: pages are pinned a batch at a time and folded into
+ * the open run; a run is mapped into the IOMMU, in one call, as soon as
+ * the next page does not continue it.
+ */
+struct vfio_map_state {
+	struct vfio_iommu	*iommu;
+	struct vfio_dma		*dma;
+	unsigned long		run_pgoff;	/* the open run */
+	unsigned long		run_pfn;
+	unsigned long		run_len;
+	unsigned long		mapped;		/* pages in closed runs */
+};
+
+static int vfio_map_close_run(struct vfio_map_state *st)
 {
-	unsigned int gup = FOLL_LONGTERM;
-	unsigned long done = 0;
+	struct vfio_dma *dma = st->dma;
+	struct vfio_runs *runs = dma->runs, *bigger;
 	int ret;
 
-	if (prot & IOMMU_WRITE)
+	if (!st->run_len)
+		return 0;
+	if (runs->nr == runs->cap) {
+		bigger = vfio_runs_alloc(runs->cap * 2);
+		if (!bigger)
+			return -ENOMEM;
+		bigger->nr = runs->nr;
+		memcpy(bigger->run, runs->run, runs->nr * sizeof(runs->run[0]));
+		kvfree(runs);
+		dma->runs = runs = bigger;
+	}
+	ret = vfio_iommu_map(st->iommu->domain,
+			     vfio_dma_iova(dma, st->run_pgoff),
+			     PFN_PHYS(st->run_pfn),
+			     (size_t)st->run_len << PAGE_SHIFT,
+			     dma->prot | st->iommu->prot);
+	if (ret)
+		return ret;
+	runs->run[runs->nr].pgoff = st->run_pgoff;
+	runs->run[runs->nr].pfn = st->run_pfn;
+	runs->nr++;
+	runs->run[runs->nr].pgoff = st->run_pgoff + st->run_len;
+	st->mapped += st->run_len;
+	st->run_len = 0;
+	return 0;
+}
+
+/* Fold @n freshly pinned pages, the first being page @pgoff, in. */
+static int vfio_map_add_pages(struct vfio_map_state *st, struct page **pages,
+			      unsigned long pgoff, unsigned long n)
+{
+	unsigned long i, pfn;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		pfn = page_to_pfn(pages[i]);
+		if (st->run_len && pfn == st->run_pfn + st->run_len) {
+			st->run_len++;
+			continue;
+		}
+		ret = vfio_map_close_run(st);
+		if (ret) {
+			unpin_user_pages(pages + i, n - i);
+			return ret;
+		}
+		st->run_pgoff = pgoff + i;
+		st->run_pfn = pfn;
+		st->run_len = 1;
+	}
+	return 0;
+}
+
+/* Pin, map and record @npages pages at @vaddr into st->dma. */
+static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
+			unsigned long npages)
+{
+	struct page *stack_batch[VFIO_PIN_STACK], **batch = stack_batch;
+	unsigned int gup = FOLL_LONGTERM;
+	unsigned long done = 0, max = VFIO_PIN_STACK;
+	struct vfio_dma *dma = st->dma;
+	int ret = 0, n;
+
+	if (dma->prot & IOMMU_WRITE)
 		gup |= FOLL_WRITE;
+	if (npages > VFIO_PIN_STACK) {
+		max = min(npages, VFIO_PIN_BATCH);
+		batch = kvmalloc_array(max, sizeof(*batch), GFP_KERNEL);
+		if (!batch)
+			return -ENOMEM;
+	}
 
 	while (done < npages) {
-		ret = pin_user_pages_fast(vaddr + (done << PAGE_SHIFT),
-					  min_t(unsigned long, npages - done,
-						VFIO_PIN_BATCH),
-					  gup, pages + done);
-		if (ret <= 0) {
-			ret = ret ?: -EFAULT;
-			goto err;
+		n = pin_user_pages_fast(vaddr + ((u64)done << PAGE_SHIFT),
+					min(npages - done, max), gup, batch);
+		if (n <= 0) {
+			ret = n ?: -EFAULT;
+			break;
 		}
-		done += ret;
+		ret = vfio_map_add_pages(st, batch, done, n);
+		if (ret)
+			break;
+		done += n;
 		if (done < npages && fatal_signal_pending(current)) {
 			ret = -EINTR;
-			goto err;
+			break;
 		}
 		cond_resched();
 	}
-	return 0;
+	if (!ret)
+		ret = vfio_map_close_run(st);
+	if (batch != stack_batch)
+		kvfree(batch);
+	if (!ret)
+		return 0;
 
-err:
-	unpin_user_pages(pages, done);
+	/* Undo: closed runs are mapped and recorded, the open one pinned. */
+	if (st->mapped)
+		iommu_unmap(st->iommu->domain, dma->start,
+			    (size_t)st->mapped << PAGE_SHIFT);
+	if (dma->runs->nr)
+		vfio_runs_unpin(dma->runs, 0, st->mapped, false);
+	if (st->run_len)
+		unpin_user_page_range_dirty_lock(pfn_to_page(st->run_pfn),
+						 st->run_len, false);
 	return ret;
-}
-
-/* Length in pages of the physically contiguous run starting at @pages. */
-static unsigned long vfio_run_len(struct page **pages, unsigned long max)
-{
-	unsigned long pfn = page_to_pfn(pages[0]), n;
-
-	for (n = 1; n < max; n++)
-		if (page_to_pfn(pages[n]) != pfn + n)
-			break;
-	return n;
-}
-
-/* Map @npages pages at @iova, one iommu_map() per contiguous run. */
-static int vfio_iommu_map_pages(struct vfio_iommu *iommu, u64 iova,
-				struct page **pages, unsigned long npages,
-				int prot)
-{
-	unsigned long done = 0, n;
-	int ret;
-
-	while (done < npages) {
-		n = vfio_run_len(pages + done, npages - done);
-		ret = vfio_iommu_map(iommu->domain, iova + (done << PAGE_SHIFT),
-				     page_to_phys(pages[done]),
-				     n << PAGE_SHIFT, prot | iommu->prot);
-		if (ret) {
-			if (done)
-				iommu_unmap(iommu->domain, iova,
-					    done << PAGE_SHIFT);
-			return ret;
-		}
-		done += n;
-	}
-	return 0;
 }
 
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
@@ -171,9 +328,9 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 {
 	struct iommu_domain_geometry *geo = &iommu->domain->geometry;
 	u64 mask = vfio_dma_align_mask(iommu);
+	struct vfio_map_state st = { .iommu = iommu };
 	unsigned long npages;
 	struct vfio_dma *dma;
-	size_t bytes;
 	int ret;
 
 	if (vfio_check_range(iova, size, mask) ||
@@ -182,24 +339,20 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	if (!vfio_range_within(iova, size, geo->aperture_start,
 			       geo->aperture_end))
 		return -EINVAL;
-
 	npages = size >> PAGE_SHIFT;
-	bytes = struct_size((struct vfio_pages *)NULL, page, npages);
-	if (bytes > INT_MAX)	/* kvmalloc()'s limit: split it in user space */
-		return -ENOMEM;
 
 	dma = kzalloc(sizeof(*dma), GFP_KERNEL_ACCOUNT);
 	if (!dma)
 		return -ENOMEM;
-	dma->pages = kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
-	if (!dma->pages) {
+	dma->runs = vfio_runs_alloc(min(npages, 64UL));
+	if (!dma->runs) {
 		kfree(dma);
 		return -ENOMEM;
 	}
-	refcount_set(&dma->pages->ref, 1);
 	dma->start = iova;
 	dma->last = iova + size - 1;
 	dma->prot = prot;
+	st.dma = dma;
 
 	mutex_lock(&iommu->dma_lock);
 	if (iommu->dma_count >= max_mappings) {
@@ -215,137 +368,101 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	ret = account_locked_vm(current->mm, npages, true);
 	if (ret)
 		goto err_unlock;
-	ret = vfio_pin_pages(vaddr, npages, prot, dma->pages->page);
-	if (ret)
-		goto err_uncharge;
-	ret = vfio_iommu_map_pages(iommu, iova, dma->pages->page, npages,
-				   prot);
-	if (ret)
-		goto err_unpin;
+	ret = vfio_map_pin(&st, vaddr, npages);
+	if (ret) {
+		account_locked_vm(current->mm, npages, false);
+		goto err_unlock;
+	}
 
 	vfio_dma_tree_insert(dma, &iommu->dma_tree);
 	iommu->dma_count++;
 	mutex_unlock(&iommu->dma_lock);
 	return 0;
 
-err_unpin:
-	unpin_user_pages(dma->pages->page, npages);
-err_uncharge:
-	account_locked_vm(current->mm, npages, false);
 err_unlock:
 	mutex_unlock(&iommu->dma_lock);
-	vfio_pages_put(dma->pages);
-	kfree(dma);
+	vfio_dma_free(dma);
 	return ret;
 }
 
 /*
- * The IOVA range around a cut at @cut (the first IOVA past the cut) that
- * the IOMMU may have covered with one large page: the physically
- * contiguous run of @dma through the cut.  Empty when the pages on both
- * sides are not contiguous, or the cut is at an end of @dma.
- */
-static void vfio_dma_cut_window(struct vfio_dma *dma, u64 cut,
-				u64 *wstart, u64 *wend)
-{
-	struct page **lo, **hi, **base = vfio_dma_page(dma, dma->start);
-	unsigned long pfn;
-
-	*wstart = *wend = cut;
-	if (cut <= dma->start || cut > dma->last)
-		return;
-
-	hi = vfio_dma_page(dma, cut);
-	lo = hi - 1;
-	pfn = page_to_pfn(*hi);
-	if (page_to_pfn(*lo) != pfn - 1)
-		return;
-
-	while (lo > base && page_to_pfn(lo[-1]) == page_to_pfn(*lo) - 1)
-		lo--;
-	*wstart = dma->start + ((u64)(lo - base) << PAGE_SHIFT);
-	*wend = cut + ((u64)vfio_run_len(hi, ((dma->last - cut) >>
-					      PAGE_SHIFT) + 1) << PAGE_SHIFT);
-}
-
-/*
- * Work out one mapping's part of an unmap of [start, last]: what to take
- * out of the IOMMU (whole windows around cuts) and what to map back.
+ * One mapping's part of an unmap: the pages removed, and the wider range
+ * taken out of the IOMMU.  The IOMMU may have covered a run with large
+ * pages, so a cut inside a run takes out the whole run and maps back the
+ * part that stays.
  */
 struct vfio_cut {
-	u64 from, to;		/* removed: [from, to) */
-	u64 ustart, uend;	/* unmapped from the IOMMU: [ustart, uend) */
+	unsigned long from, to;		/* removed pages [from, to) */
+	unsigned long ufrom, uto;	/* unmapped from the IOMMU */
 };
 
 static void vfio_dma_plan_cut(struct vfio_dma *dma, u64 start, u64 last,
 			      struct vfio_cut *cut)
 {
-	u64 ws, we;
+	const struct vfio_runs *runs = dma->runs;
+	unsigned long end = vfio_dma_pgoff(dma, dma->last) + 1, i;
 
-	cut->from = max(start, dma->start);
-	cut->to = min(last, dma->last) + 1;
-	cut->ustart = cut->from;
-	cut->uend = cut->to;
+	cut->from = vfio_dma_pgoff(dma, max(start, dma->start));
+	cut->to = vfio_dma_pgoff(dma, min(last, dma->last)) + 1;
+	cut->ufrom = cut->from;
+	cut->uto = cut->to;
 
-	vfio_dma_cut_window(dma, cut->from, &ws, &we);
-	if (ws < cut->ustart)
-		cut->ustart = ws;
-	vfio_dma_cut_window(dma, cut->to, &ws, &we);
-	if (we > cut->uend)
-		cut->uend = we;
+	if (cut->from > dma->first) {
+		i = vfio_run_find(runs, cut->from);
+		if (runs->run[i].pgoff < cut->from)
+			cut->ufrom = max(runs->run[i].pgoff, dma->first);
+	}
+	if (cut->to < end) {
+		i = vfio_run_find(runs, cut->to);
+		if (runs->run[i].pgoff < cut->to)
+			cut->uto = min(runs->run[i + 1].pgoff, end);
+	}
 }
 
 /* Map back what a window took out around the kept parts of @dma. */
 static void vfio_dma_restore(struct vfio_iommu *iommu, struct vfio_dma *dma,
 			     const struct vfio_cut *cut)
 {
-	int ret = 0;
+	int ret;
 
-	if (cut->ustart < cut->from)
-		ret = vfio_iommu_map_pages(iommu, cut->ustart,
-					   vfio_dma_page(dma, cut->ustart),
-					   (cut->from - cut->ustart) >>
-					   PAGE_SHIFT, dma->prot);
-	if (!ret && cut->uend > cut->to)
-		ret = vfio_iommu_map_pages(iommu, cut->to,
-					   vfio_dma_page(dma, cut->to),
-					   (cut->uend - cut->to) >> PAGE_SHIFT,
-					   dma->prot);
+	ret = vfio_dma_remap(iommu, dma, cut->ufrom, cut->from);
+	if (!ret)
+		ret = vfio_dma_remap(iommu, dma, cut->to, cut->uto);
 	if (ret)
 		pr_warn_ratelimited("remapping IOVA %#llx..%#llx after a split failed (%d)\n",
-				    cut->ustart, cut->uend - 1, ret);
+				    vfio_dma_iova(dma, cut->ufrom),
+				    vfio_dma_iova(dma, cut->uto) - 1, ret);
 }
 
 /*
- * Shrink or split @dma after [cut->from, cut->to) is gone.  @spare is
- * used for the upper half of a split.  Returns true when @spare was used.
+ * Shrink or split @dma after pages [cut->from, cut->to) are gone.  @spare
+ * is used for the upper half of a split.  Returns true when it was.
  */
 static bool vfio_dma_trim(struct vfio_iommu *iommu, struct vfio_dma *dma,
 			  const struct vfio_cut *cut, struct vfio_dma *spare)
 {
-	bool keep_lo = cut->from > dma->start;
-	bool keep_hi = cut->to <= dma->last;
+	bool keep_lo = cut->from > dma->first;
+	bool keep_hi = cut->to <= vfio_dma_pgoff(dma, dma->last);
 
 	vfio_dma_tree_remove(dma, &iommu->dma_tree);
 	if (!keep_lo && !keep_hi) {
-		vfio_pages_put(dma->pages);
-		kfree(dma);
+		vfio_dma_free(dma);
 		iommu->dma_count--;
 		return false;
 	}
 	if (keep_lo && keep_hi) {
 		*spare = *dma;
-		refcount_inc(&dma->pages->ref);
-		spare->first += (cut->to - dma->start) >> PAGE_SHIFT;
-		spare->start = cut->to;
+		refcount_inc(&dma->runs->ref);
+		spare->start = vfio_dma_iova(dma, cut->to);
+		spare->first = cut->to;
 		vfio_dma_tree_insert(spare, &iommu->dma_tree);
 		iommu->dma_count++;
-		dma->last = cut->from - 1;
+		dma->last = vfio_dma_iova(dma, cut->from) - 1;
 	} else if (keep_hi) {
-		dma->first += (cut->to - dma->start) >> PAGE_SHIFT;
-		dma->start = cut->to;
+		dma->start = vfio_dma_iova(dma, cut->to);
+		dma->first = cut->to;
 	} else {
-		dma->last = cut->from - 1;
+		dma->last = vfio_dma_iova(dma, cut->from) - 1;
 	}
 	vfio_dma_tree_insert(dma, &iommu->dma_tree);
 	return keep_lo && keep_hi;
@@ -354,7 +471,7 @@ static bool vfio_dma_trim(struct vfio_iommu *iommu, struct vfio_dma *dma,
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
 {
 	struct iommu_iotlb_gather gather;
-	struct vfio_dma *dma, *next, *spare;
+	struct vfio_dma *dma, *next, *spare = NULL;
 	unsigned long unpinned = 0;
 	u64 last = iova + size - 1;
 	struct vfio_cut cut;
@@ -364,18 +481,20 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
 	if (vfio_check_range(iova, size, vfio_dma_align_mask(iommu)))
 		return -EINVAL;
 
-	/* At most one mapping can be split by one unmap: have room for it. */
-	spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
-	if (!spare)
-		return -ENOMEM;
-
 	mutex_lock(&iommu->dma_lock);
 	for (dma = vfio_dma_tree_iter_first(&iommu->dma_tree, iova, last);
 	     dma; dma = vfio_dma_tree_iter_next(dma, iova, last)) {
-		if (dma->start < iova && dma->last > last &&
-		    iommu->dma_count >= max_mappings) {
-			ret = -ENOSPC;
-			goto out;
+		/* Only a mapping containing the whole range is split. */
+		if (dma->start < iova && dma->last > last) {
+			if (iommu->dma_count >= max_mappings) {
+				ret = -ENOSPC;
+				goto out;
+			}
+			spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+			if (!spare) {
+				ret = -ENOMEM;
+				goto out;
+			}
 		}
 		list_add_tail(&dma->unmap_next, &work);
 	}
@@ -383,21 +502,19 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
 	iommu_iotlb_gather_init(&gather);
 	list_for_each_entry(dma, &work, unmap_next) {
 		vfio_dma_plan_cut(dma, iova, last, &cut);
-		iommu_unmap_fast(iommu->domain, cut.ustart,
-				 cut.uend - cut.ustart, &gather);
+		iommu_unmap_fast(iommu->domain, vfio_dma_iova(dma, cut.ufrom),
+				 (size_t)(cut.uto - cut.ufrom) << PAGE_SHIFT,
+				 &gather);
 	}
 	/* No page may be unpinned while a device can still reach it. */
 	iommu_iotlb_sync(iommu->domain, &gather);
 
 	list_for_each_entry_safe(dma, next, &work, unmap_next) {
-		unsigned long n;
-
 		vfio_dma_plan_cut(dma, iova, last, &cut);
 		vfio_dma_restore(iommu, dma, &cut);
-		n = (cut.to - cut.from) >> PAGE_SHIFT;
-		unpin_user_pages_dirty_lock(vfio_dma_page(dma, cut.from), n,
-					    dma->prot & IOMMU_WRITE);
-		unpinned += n;
+		vfio_runs_unpin(dma->runs, cut.from, cut.to,
+				dma->prot & IOMMU_WRITE);
+		unpinned += cut.to - cut.from;
 		if (vfio_dma_trim(iommu, dma, &cut, spare))
 			spare = NULL;
 	}
@@ -413,7 +530,7 @@ void vfio_dma_unmap_all(struct vfio_iommu *iommu)
 	struct iommu_iotlb_gather gather;
 	struct rb_node *node;
 	struct vfio_dma *dma;
-	unsigned long unpinned = 0, n;
+	unsigned long unpinned = 0, first, end;
 
 	mutex_lock(&iommu->dma_lock);
 	iommu_iotlb_gather_init(&gather);
@@ -427,13 +544,12 @@ void vfio_dma_unmap_all(struct vfio_iommu *iommu)
 
 	while ((node = rb_first_cached(&iommu->dma_tree))) {
 		dma = rb_entry(node, struct vfio_dma, rb);
-		n = (dma->last - dma->start + 1) >> PAGE_SHIFT;
-		unpin_user_pages_dirty_lock(vfio_dma_page(dma, dma->start), n,
-					    dma->prot & IOMMU_WRITE);
-		unpinned += n;
+		first = dma->first;
+		end = vfio_dma_pgoff(dma, dma->last) + 1;
+		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
+		unpinned += end - first;
 		vfio_dma_tree_remove(dma, &iommu->dma_tree);
-		vfio_pages_put(dma->pages);
-		kfree(dma);
+		vfio_dma_free(dma);
 		cond_resched();
 	}
 	iommu->dma_count = 0;
