@@ -22,6 +22,7 @@ stages=(
 	"kbuild:tests/kbuild.sh"
 	"abi:tests/abi/run.sh"
 	"guest:tests/vm/run-suite.sh"
+	"msix:tests/vm/run-msix.sh"
 	"pkg:tests/pkg/run.sh"
 	"vmctl:tests/pkg/vm-vfioctl.sh"
 	"debug:tests/debug/run.sh"

@@ -78,8 +78,10 @@ kimg=$CACHE/kernel-$kver
 if [ ! -f "$kimg/boot/vmlinuz-$kver" ]; then
 	log "fetching linux-image-$kver"
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
-	(cd "$tmp" && apt-get download -qq "linux-image-$kver" >&2 2>/dev/null ||
-		{ apt_update; apt-get download -qq "linux-image-$kver" >&2; })
+	if ! (cd "$tmp" && apt-get download -qq "linux-image-$kver" >&2); then
+		apt_update
+		(cd "$tmp" && apt-get download -qq "linux-image-$kver" >&2)
+	fi
 	rm -rf "$kimg.tmp"
 	dpkg-deb -x "$tmp"/linux-image-*.deb "$kimg.tmp"
 	rm -rf "$tmp" "$kimg"
@@ -93,7 +95,8 @@ if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
 	want linux-source-6.1
 	apt_install "${need_pkgs[@]}"
 	need_pkgs=()
-	tarball=$(ls /usr/src/linux-source-6.1*.tar.xz | sort -V | tail -n 1)
+	tarball=$(find /usr/src -maxdepth 1 -name 'linux-source-6.1*.tar.xz' |
+		sort -V | tail -n 1)
 	top=$(basename "$tarball" .tar.xz)
 	rm -rf "$cp_dir.tmp" && mkdir -p "$cp_dir.tmp"
 	tar -C "$cp_dir.tmp" --strip-components=1 -xJf "$tarball" \

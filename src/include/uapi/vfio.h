@@ -132,7 +132,8 @@ struct vfio_device_info {
  * allowed when FLAG_MMAP is set.  A region of size 0 is not implemented.
  *
  * PCI region indexes: BAR0..BAR5 are 0..5, the expansion ROM is 6 (read
- * only), config space is 7 (virtualised by the kernel).
+ * only), config space is 7 (virtualised by the kernel).  vfio_pci places
+ * region N at offset N << 40; programs should use the offset reported.
  */
 struct vfio_region_info {
 	__u32	argsz;
