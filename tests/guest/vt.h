@@ -56,11 +56,11 @@ static inline void vt_skip(struct vt *t, const char *fmt, ...)
 	longjmp(t->fail_jmp, 2);
 }
 
-/* Fail the case unless cond holds. */
+/* Fail the case unless cond holds; then print the format that follows. */
 #define VT_CHECK(t, cond, ...) do {					\
 	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, "check '%s' failed: "	\
-			__VA_ARGS__, #cond);				\
+		vt_fail((t), __FILE__, __LINE__,			\
+			"check '" #cond "' failed: " __VA_ARGS__);	\
 } while (0)
 
 /* Fail unless expr (a syscall-like call) returned >= 0; returns it. */

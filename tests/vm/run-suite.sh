@@ -57,7 +57,7 @@ hugepages=32
 prog_timeout=120
 total_timeout=1200
 verbose=
-intree=(pci-stub)
+intree=(pci-stub i2c-i801)
 adds=()
 
 while [ $# -gt 0 ]; do
