@@ -25,6 +25,7 @@ stages=(
 	"msix:tests/vm/run-msix.sh"
 	"pkg:tests/pkg/run.sh"
 	"vmctl:tests/pkg/vm-vfioctl.sh"
+	"autopkgtest:tests/autopkgtest/run.sh"
 	"debug:tests/debug/run.sh"
 )
 
