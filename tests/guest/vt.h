@@ -28,8 +28,8 @@ struct vt {
 	int passed, failed, skips;
 };
 
-static inline void vt_fail(struct vt *t, const char *file, int line,
-			   const char *fmt, ...)
+static inline void __attribute__((format(printf, 4, 5)))
+vt_fail(struct vt *t, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -42,7 +42,8 @@ static inline void vt_fail(struct vt *t, const char *file, int line,
 	longjmp(t->fail_jmp, 1);
 }
 
-static inline void vt_skip(struct vt *t, const char *fmt, ...)
+static inline void __attribute__((format(printf, 2, 3)))
+vt_skip(struct vt *t, const char *fmt, ...)
 {
 	va_list ap;
 
