@@ -58,9 +58,9 @@ struct vfio_group {
 	struct list_head	group_next;	/* vfio.group_list */
 	struct list_head	iommu_next;	/* iommu->group_list */
 	struct vfio_iommu	*iommu;		/* never NULL; vfio.lock */
-	struct list_head	device_list;	/* registered vfio_devices */
-	unsigned int		opened;		/* group fds */
-	bool			attached;	/* to iommu->domain, owned */
+	struct list_head	device_list;	/* vfio.lock: vfio_devices */
+	unsigned int		opened;		/* vfio.lock: group fds */
+	bool			attached;	/* vfio.lock: in iommu->domain */
 };
 
 /* struct vfio_device - a device a bus driver registered */
@@ -78,7 +78,7 @@ struct vfio_device {
 
 	struct srcu_struct		srcu;	/* see the top of the file */
 	bool				revoked;	/* no more ops; srcu */
-	struct mutex			open_lock;
+	struct mutex			open_lock;	/* ->open, ->release */
 	bool				ops_open;	/* open_lock: ->open done */
 };
 
