@@ -57,7 +57,9 @@ hugepages=32
 prog_timeout=120
 total_timeout=1200
 verbose=
-intree=(pci-stub i2c-i801)
+intree=(pci-stub)
+# Wanted when the kernel has them (i2c-i801: a host driver that does DMA).
+optional_intree=(i2c-i801)
 adds=()
 
 while [ $# -gt 0 ]; do
@@ -177,6 +179,11 @@ copy_intree() {
 }
 for m in "${intree[@]}"; do
 	copy_intree "$m"
+done
+for m in "${optional_intree[@]}"; do
+	if [ -n "$(find "$moddir/kernel" -name "$m.ko*" -print -quit)" ]; then
+		copy_intree "$m"
+	fi
 done
 if [ "$mods_built" = 1 ]; then
 	for dep in $(modinfo -F depends "$lib/updates/vfio.ko" "$lib/updates/vfio_pci.ko" | tr ',' ' '); do
