@@ -854,9 +854,13 @@ static void op_mmap(struct worker *w)
 	account(w, p == MAP_FAILED ? -1 : 0, "mmap region");
 	if (p == MAP_FAILED)
 		return;
-	/* only a region that says MMAP may be mapped, and not past its end */
+	/*
+	 * Only a region that says MMAP may be mapped, and not past its end;
+	 * judged only when the fd still is the device picked (another thread
+	 * may have closed it and opened another device under that number).
+	 */
 	if (ri && (!(ri->flags & VFIO_REGION_INFO_FLAG_MMAP) ||
-		   off + len > ri->offset + ri->size) &&
+		   off + len > ri->offset + ri->size) && picks_held(w) &&
 	    __atomic_add_fetch(&fz->bad_mmap, 1, __ATOMIC_RELAXED) == 1)
 		snprintf(fz->bad_mmap_what, sizeof(fz->bad_mmap_what),
 			 "%s region %u offset 0x%" PRIx64 " length 0x%" PRIx64
