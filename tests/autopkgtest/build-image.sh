@@ -112,7 +112,13 @@ ConditionPathExists=/dev/%I
 After=systemd-user-sessions.service
 
 [Service]
-ExecStart=/bin/sh
+# autopkgtest-virt-qemu 5.28 waits 5 s for a "# " after "type python3"
+# unless the prompt came in the same read as the answer, and its prompt
+# ends in "]# ", not "\n# ": when a busy host reads both at once it
+# waits for a prompt that never comes.  bash's PROMPT_COMMAND holds each
+# prompt back a little, so it always arrives in a read of its own.
+Environment=PROMPT_COMMAND="sleep 0.5"
+ExecStart=/bin/bash --norc --noprofile --noediting -i
 StandardInput=tty-fail
 StandardOutput=tty
 StandardError=tty
