@@ -34,14 +34,17 @@ static size_t vfio_pci_access_size(u64 off, size_t left, size_t max)
 	return 1;
 }
 
+/* One access of 1, 2, 4 or 8 bytes, in the device's (little) endianness. */
+union vfio_pci_io_val {
+	u8 b;
+	__le16 w;
+	__le32 l;
+	__le64 q;
+};
+
 static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
 {
-	union {
-		u8 b;
-		__le16 w;
-		__le32 l;
-		__le64 q;
-	} v;
+	union vfio_pci_io_val v;
 
 	switch (n) {
 	case 8:
@@ -63,12 +66,7 @@ static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
 static int vfio_pci_io_write(void __iomem *addr, size_t n,
 			     const char __user *buf)
 {
-	union {
-		u8 b;
-		__le16 w;
-		__le32 l;
-		__le64 q;
-	} v;
+	union vfio_pci_io_val v;
 
 	if (copy_from_user(&v, buf, n))
 		return -EFAULT;
