@@ -10,37 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/vfio.h>
 #include "bench.h"
 
+typedef struct vfio_iommu_type1_dma_map be_dma_map;
+typedef struct vfio_iommu_type1_dma_unmap be_dma_unmap;
+#include "be_common.h"
+
 static void intree_close(struct bench_dev *d)
 {
-	if (d->device_fd >= 0)
-		close(d->device_fd);
-	if (d->group_fd >= 0)
-		close(d->group_fd);
-	if (d->container_fd >= 0)
-		close(d->container_fd);
-	d->device_fd = -1;
-	d->container_fd = -1;
-	d->group_fd = -1;
+	bench_close_fd(&d->device_fd);
+	bench_close_fd(&d->group_fd);
+	bench_close_fd(&d->container_fd);
 }
 
 static int intree_open(struct bench_dev *d, const char *name)
 {
 	struct vfio_group_status status = { .argsz = sizeof(status) };
-	struct vfio_region_info rinfo = { .argsz = sizeof(rinfo) };
-	struct vfio_irq_info iinfo = { .argsz = sizeof(iinfo) };
 	char path[64];
 	int api;
-
-	d->group_fd = d->container_fd = d->device_fd = -1;
-	d->group = bench_group_of(name);
-	if (d->group < 0)
-		return bench_fail(d, "iommu_group of %s", name);
 
 	d->container_fd = open("/dev/vfio/vfio", O_RDWR);
 	if (d->container_fd < 0)
@@ -48,116 +38,43 @@ static int intree_open(struct bench_dev *d, const char *name)
 	api = ioctl(d->container_fd, VFIO_GET_API_VERSION);
 	if (api != VFIO_API_VERSION) {
 		errno = EPROTO;
-		bench_fail(d, "VFIO_GET_API_VERSION returned %d", api);
-		goto err;
+		return bench_fail(d, "VFIO_GET_API_VERSION returned %d", api);
 	}
 	if (ioctl(d->container_fd, VFIO_CHECK_EXTENSION,
 		  VFIO_TYPE1v2_IOMMU) <= 0) {
 		errno = ENOTSUP;
-		bench_fail(d, "no VFIO_TYPE1v2_IOMMU extension");
-		goto err;
+		return bench_fail(d, "no VFIO_TYPE1v2_IOMMU extension");
 	}
 
 	snprintf(path, sizeof(path), "/dev/vfio/%d", d->group);
 	d->group_fd = open(path, O_RDWR);
-	if (d->group_fd < 0) {
-		bench_fail(d, "open %s", path);
-		goto err;
-	}
-	if (ioctl(d->group_fd, VFIO_GROUP_GET_STATUS, &status) < 0) {
-		bench_fail(d, "VFIO_GROUP_GET_STATUS on %s", path);
-		goto err;
-	}
+	if (d->group_fd < 0)
+		return bench_fail(d, "open %s", path);
+	if (ioctl(d->group_fd, VFIO_GROUP_GET_STATUS, &status) < 0)
+		return bench_fail(d, "VFIO_GROUP_GET_STATUS on %s", path);
 	if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE)) {
 		errno = EBUSY;
-		bench_fail(d, "group %s is not viable", path);
-		goto err;
+		return bench_fail(d, "group %s is not viable", path);
 	}
-	if (ioctl(d->group_fd, VFIO_GROUP_SET_CONTAINER,
-		  &d->container_fd) < 0) {
-		bench_fail(d, "VFIO_GROUP_SET_CONTAINER on %s", path);
-		goto err;
-	}
-	if (ioctl(d->container_fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
-		bench_fail(d, "VFIO_SET_IOMMU VFIO_TYPE1v2_IOMMU");
-		goto err;
-	}
-	d->device_fd = ioctl(d->group_fd, VFIO_GROUP_GET_DEVICE_FD, name);
-	if (d->device_fd < 0) {
-		bench_fail(d, "VFIO_GROUP_GET_DEVICE_FD %s", name);
-		goto err;
-	}
-
-	rinfo.index = VFIO_PCI_BAR0_REGION_INDEX;
-	if (ioctl(d->device_fd, VFIO_DEVICE_GET_REGION_INFO, &rinfo) < 0) {
-		bench_fail(d, "VFIO_DEVICE_GET_REGION_INFO BAR0 of %s", name);
-		goto err;
-	}
-	d->bar0_offset = rinfo.offset;
-	d->bar0_size = rinfo.size;
-	d->bar0_mmap_ok = !!(rinfo.flags & VFIO_REGION_INFO_FLAG_MMAP);
-
-	rinfo.index = VFIO_PCI_CONFIG_REGION_INDEX;
-	if (ioctl(d->device_fd, VFIO_DEVICE_GET_REGION_INFO, &rinfo) < 0) {
-		bench_fail(d, "VFIO_DEVICE_GET_REGION_INFO config of %s", name);
-		goto err;
-	}
-	d->config_offset = rinfo.offset;
-
-	iinfo.index = VFIO_PCI_MSI_IRQ_INDEX;
-	if (ioctl(d->device_fd, VFIO_DEVICE_GET_IRQ_INFO, &iinfo) < 0) {
-		bench_fail(d, "VFIO_DEVICE_GET_IRQ_INFO MSI of %s", name);
-		goto err;
-	}
-	d->msi_count = iinfo.count;
-	return 0;
-err:
-	intree_close(d);
-	return -1;
-}
-
-static int intree_map(struct bench_dev *d, void *vaddr, uint64_t iova,
-		      uint64_t size)
-{
-	struct vfio_iommu_type1_dma_map map = {
-		.argsz = sizeof(map),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)vaddr,
-		.iova = iova,
-		.size = size,
-	};
-
-	return ioctl(d->container_fd, VFIO_IOMMU_MAP_DMA, &map);
+	if (ioctl(d->group_fd, VFIO_GROUP_SET_CONTAINER, &d->container_fd) < 0)
+		return bench_fail(d, "VFIO_GROUP_SET_CONTAINER on %s", path);
+	if (ioctl(d->container_fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0)
+		return bench_fail(d, "VFIO_SET_IOMMU VFIO_TYPE1v2_IOMMU");
+	return be_get_device_fd(d, name);
 }
 
 static int intree_unmap(struct bench_dev *d, uint64_t iova, uint64_t size)
 {
-	struct vfio_iommu_type1_dma_unmap unmap = {
-		.argsz = sizeof(unmap),
-		.iova = iova,
-		.size = size,
-	};
+	uint64_t unmapped;
 
-	if (ioctl(d->container_fd, VFIO_IOMMU_UNMAP_DMA, &unmap) < 0)
+	if (be_unmap_dma(d, iova, size, &unmapped) < 0)
 		return -1;
 	/* type1 reports what it unmapped; anything short is a failure. */
-	if (unmap.size != size) {
+	if (unmapped != size) {
 		errno = EIO;
 		return -1;
 	}
 	return 0;
-}
-
-static void *intree_bar0_mmap(struct bench_dev *d)
-{
-	return mmap(NULL, d->bar0_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    d->device_fd, d->bar0_offset);
-}
-
-static ssize_t intree_bar0_pread(struct bench_dev *d, void *buf, size_t len,
-				 uint64_t off)
-{
-	return pread(d->device_fd, buf, len, d->bar0_offset + off);
 }
 
 static int intree_msi_setup(struct bench_dev *d, int efd)
@@ -190,10 +107,10 @@ static int intree_msi_setup(struct bench_dev *d, int efd)
 const struct bench_ops bench_intree_ops = {
 	.name = "intree",
 	.open = intree_open,
-	.map = intree_map,
+	.region_info = be_region_info,
+	.msi_info = be_msi_info,
+	.map = be_map,
 	.unmap = intree_unmap,
-	.bar0_mmap = intree_bar0_mmap,
-	.bar0_pread = intree_bar0_pread,
 	.msi_setup = intree_msi_setup,
 	.close = intree_close,
 };

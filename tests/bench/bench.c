@@ -77,7 +77,18 @@ struct bench_run {
 
 /* ---- helpers shared with the backends --------------------------------- */
 
-int bench_group_of(const char *name)
+void bench_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * The group number of a PCI device, from its iommu_group link in sysfs;
+ * -1 with errno set on failure.
+ */
+static int group_of(const char *name)
 {
 	char path[128], link[256];
 	const char *base;
@@ -116,6 +127,63 @@ int bench_fail(struct bench_dev *d, const char *fmt, ...)
 		 strerror(saved));
 	errno = saved;
 	return -1;
+}
+
+/* ---- the device -------------------------------------------------------- */
+
+/*
+ * Everything both ABIs do alike to open a device: find its group, let the
+ * backend open group, IOMMU and device, then read BAR0, config space and
+ * MSI.  On failure d->errbuf says what failed and nothing is left open.
+ */
+static int dev_open(const struct bench_ops *ops, struct bench_dev *d,
+		    const char *name)
+{
+	struct bench_region reg;
+
+	d->group_fd = d->container_fd = d->device_fd = -1;
+	d->group = group_of(name);
+	if (d->group < 0)
+		return bench_fail(d, "iommu_group of %s", name);
+	if (ops->open(d, name) < 0)
+		goto err;
+
+	if (ops->region_info(d, BENCH_REGION_BAR0, &reg) < 0) {
+		bench_fail(d, "VFIO_DEVICE_GET_REGION_INFO BAR0 of %s", name);
+		goto err;
+	}
+	d->bar0_offset = reg.offset;
+	d->bar0_size = reg.size;
+	d->bar0_mmap_ok = reg.mmap_ok;
+
+	if (ops->region_info(d, BENCH_REGION_CONFIG, &reg) < 0) {
+		bench_fail(d, "VFIO_DEVICE_GET_REGION_INFO config of %s", name);
+		goto err;
+	}
+	d->config_offset = reg.offset;
+
+	if (ops->msi_info(d, &d->msi_count) < 0) {
+		bench_fail(d, "VFIO_DEVICE_GET_IRQ_INFO MSI of %s", name);
+		goto err;
+	}
+	return 0;
+err:
+	ops->close(d);
+	return -1;
+}
+
+/* BAR0 whole, MAP_FAILED on failure. */
+static void *bar0_mmap(struct bench_dev *d)
+{
+	return mmap(NULL, d->bar0_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    d->device_fd, d->bar0_offset);
+}
+
+/* pread of len bytes at off inside BAR0. */
+static ssize_t bar0_pread(struct bench_dev *d, void *buf, size_t len,
+			  uint64_t off)
+{
+	return pread(d->device_fd, buf, len, d->bar0_offset + off);
 }
 
 /* ---- output ----------------------------------------------------------- */
@@ -497,7 +565,7 @@ static void row_msi(struct bench_run *r)
 		error(r, "msi", "calloc");
 		return;
 	}
-	bar = ops->bar0_mmap(&r->dev);
+	bar = bar0_mmap(&r->dev);
 	if (bar == MAP_FAILED) {
 		error(r, "msi", "mmap BAR0");
 		goto out_free;
@@ -555,13 +623,12 @@ out_free:
 
 static void row_bar0(struct bench_run *r)
 {
-	const struct bench_ops *ops = r->cfg->ops;
 	volatile uint32_t *bar;
 	uint64_t t0, t, n;
 	uint32_t v;
 	int rep, bad, i;
 
-	if (ops->bar0_pread(&r->dev, &v, sizeof(v), EDU_ID) != sizeof(v)) {
+	if (bar0_pread(&r->dev, &v, sizeof(v), EDU_ID) != sizeof(v)) {
 		error(r, "bar0", "pread BAR0 0x%x", EDU_ID);
 		return;
 	}
@@ -571,7 +638,7 @@ static void row_bar0(struct bench_run *r)
 		      EDU_ID_VALUE);
 		return;
 	}
-	bar = ops->bar0_mmap(&r->dev);
+	bar = bar0_mmap(&r->dev);
 	if (bar == MAP_FAILED) {
 		error(r, "bar0", "mmap BAR0 (%llu bytes, mmap flag %d)",
 		      (unsigned long long)r->dev.bar0_size,
@@ -605,8 +672,8 @@ static void row_bar0(struct bench_run *r)
 		t0 = now_ns();
 		do {
 			for (i = 0; i < 100; i++) {
-				if (ops->bar0_pread(&r->dev, &v, sizeof(v),
-						    EDU_ID) != sizeof(v))
+				if (bar0_pread(&r->dev, &v, sizeof(v), EDU_ID) !=
+				    sizeof(v))
 					bad = -1;
 				bad |= v != EDU_ID_VALUE;
 			}
@@ -774,7 +841,7 @@ int main(int argc, char **argv)
 		printf("INFO %s setrlimit(RLIMIT_MEMLOCK, unlimited): %s\n",
 		       cfg.ops->name, strerror(errno));
 
-	if (cfg.ops->open(&run.dev, cfg.dev) < 0) {
+	if (dev_open(cfg.ops, &run.dev, cfg.dev) < 0) {
 		printf("ERROR %s open: %s\n", cfg.ops->name, run.dev.errbuf);
 		return 1;
 	}

@@ -7,7 +7,9 @@
  * and structure names with different meanings, so their headers cannot
  * be included together.  Each backend lives in its own translation unit
  * (be_ours.c, be_intree.c) and is reached only through struct bench_ops;
- * bench.c holds the measurements and knows neither header.
+ * bench.c holds the measurements and knows neither header.  The backend
+ * code that reads the same under both headers is written once, in
+ * be_common.h, which each backend compiles against its own header.
  */
 #ifndef VFIO_BENCH_H
 #define VFIO_BENCH_H
@@ -30,32 +32,52 @@ struct bench_dev {
 	char errbuf[256];	/* what failed, for the caller's message */
 };
 
+/* What VFIO_DEVICE_GET_REGION_INFO says about one region. */
+struct bench_region {
+	uint64_t offset;	/* in the device fd */
+	uint64_t size;
+	int mmap_ok;		/* the region advertises mmap */
+};
+
+enum bench_region_id {
+	BENCH_REGION_BAR0,
+	BENCH_REGION_CONFIG,
+};
+
+/*
+ * Only what differs between the ABIs: the ioctls, with their own numbers
+ * and structures.  What they share (opening a device, reading its regions,
+ * the timing loops) is in bench.c; both reach a region by mmap or pread of
+ * the device fd at the region's offset, so bench.c does that itself.
+ */
 struct bench_ops {
 	const char *name;	/* "ours" or "intree", as printed */
-	/* Open group, IOMMU and device fd of PCI device name (sysfs form). */
+	/*
+	 * Open group d->group, its IOMMU and the device fd of PCI device
+	 * name (sysfs form).  On failure d->errbuf says what failed and the
+	 * fds opened so far are left for close().
+	 */
 	int (*open)(struct bench_dev *d, const char *name);
+	/* VFIO_DEVICE_GET_REGION_INFO of one region into *r. */
+	int (*region_info)(struct bench_dev *d, enum bench_region_id id,
+			   struct bench_region *r);
+	/* VFIO_DEVICE_GET_IRQ_INFO of MSI: the vectors it has in *count. */
+	int (*msi_info)(struct bench_dev *d, int *count);
 	/* Map [vaddr, vaddr + size) at iova, read/write. */
 	int (*map)(struct bench_dev *d, void *vaddr, uint64_t iova,
 		   uint64_t size);
 	int (*unmap)(struct bench_dev *d, uint64_t iova, uint64_t size);
-	/* mmap BAR0 whole, MAP_FAILED on failure. */
-	void *(*bar0_mmap)(struct bench_dev *d);
-	/* pread of len bytes at off inside BAR0. */
-	ssize_t (*bar0_pread)(struct bench_dev *d, void *buf, size_t len,
-			      uint64_t off);
 	/* Connect eventfd efd to MSI vector 0; efd < 0 disables MSI. */
 	int (*msi_setup)(struct bench_dev *d, int efd);
+	/* Close the fds that are open, in the order the ABI wants. */
 	void (*close)(struct bench_dev *d);
 };
 
 extern const struct bench_ops bench_ours_ops;
 extern const struct bench_ops bench_intree_ops;
 
-/*
- * Shared by the backends: the group number of a PCI device, from its
- * iommu_group link in sysfs; -1 with errno set on failure.
- */
-int bench_group_of(const char *name);
+/* Shared by the backends: close *fd if it is open and mark it closed. */
+void bench_close_fd(int *fd);
 
 /*
  * Record a failure in d->errbuf (with errno's text appended) and return
