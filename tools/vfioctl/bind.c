@@ -85,20 +85,13 @@ static int state_load(const struct vfioctl *v, const char *addr,
 		      char *buf, size_t size)
 {
 	char path[4096];
-	ssize_t n;
-	int fd;
+	int err;
 
 	if (!state_path(v, addr, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	err = read_attr(path, buf, size);
+	if (err)
+		return err;
 	/* A driver name is one word; anything else is not ours. */
 	if (!buf[0] || strpbrk(buf, "/ \t"))
 		return -EINVAL;

@@ -30,8 +30,7 @@ bool sysfs_path(const struct vfioctl *v, char *buf, size_t size,
 	return m >= 0 && (size_t)m < size - n;
 }
 
-/* Read a small attribute, without its trailing newline. */
-static int read_attr(const char *path, char *buf, size_t size)
+int read_attr(const char *path, char *buf, size_t size)
 {
 	ssize_t n;
 	int fd;

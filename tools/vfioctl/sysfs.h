@@ -38,6 +38,12 @@ int sysfs_write(const char *path, const char *val);
 bool sysfs_path(const struct vfioctl *v, char *buf, size_t size,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * read_attr() - read the small file @path (a sysfs attribute, a state
+ * file) into @buf, without its trailing newline.  Returns 0 or -errno.
+ */
+int read_attr(const char *path, char *buf, size_t size);
+
 /* pci_dev_load() - fill @d for @addr.  Returns 0 or -errno (-ENODEV). */
 int pci_dev_load(const struct vfioctl *v, const char *addr,
 		 struct pci_dev *d);
