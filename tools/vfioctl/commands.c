@@ -43,28 +43,59 @@ static int load_config(const struct vfioctl *v, struct conf *c,
 	return EXIT_OK;
 }
 
-static int load_devices(const struct vfioctl *v, struct pci_list *l)
+/*
+ * Load the PCI devices.  On failure the configuration @c is freed too
+ * when given (the callers hold nothing else yet).  Returns EXIT_OK or
+ * EXIT_FAILED; on EXIT_OK, @l must be freed.
+ */
+static int load_devices(const struct vfioctl *v, struct pci_list *l,
+			struct conf *c)
 {
 	int err = pci_list_load(v, l);
 
 	if (err) {
 		msg_err("reading %s/bus/pci/devices: %s", v->sysfs,
 			strerror(-err));
+		if (c)
+			conf_free(c);
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
 }
 
-static int no_args(const char *cmd, int argc)
+/* The configuration (missing: empty) and the devices, or neither. */
+static int load_all(const struct vfioctl *v, struct conf *c,
+		    struct pci_list *l)
 {
-	if (argc) {
-		msg_err("%s takes no arguments", cmd);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	int ret = load_config(v, c, true);
+
+	return ret ? ret : load_devices(v, l, c);
 }
 
-int cmd_list(const struct vfioctl *v, int argc, char **argv)
+/* What became of several devices, counted by tally_add(). */
+struct tally {
+	size_t n, ok, failed, broken;
+};
+
+/* Count @r in @t; true when the device is where it was asked to go. */
+static bool tally_add(struct tally *t, enum bind_result r)
+{
+	t->n++;
+	switch (r) {
+	case BIND_OK:
+		t->ok++;
+		return true;
+	case BIND_FAILED:
+		t->failed++;
+		break;
+	case BIND_RESTORE_FAILED:
+		t->broken++;
+		break;
+	}
+	return false;
+}
+
+int cmd_list(const struct vfioctl *v)
 {
 	struct pci_list l;
 	struct conf c;
@@ -72,20 +103,14 @@ int cmd_list(const struct vfioctl *v, int argc, char **argv)
 	size_t i;
 	int ret;
 
-	(void)argv;
-	ret = no_args("list", argc);
-	if (ret)
-		return ret;
 	/* list is for looking: a broken config only loses the column. */
 	if (conf_load(&c, v->config, stderr) || c.errors) {
 		conf_free(&c);
 		c.n = 0;
 	}
-	ret = load_devices(v, &l);
-	if (ret) {
-		conf_free(&c);
+	ret = load_devices(v, &l, &c);
+	if (ret)
 		return ret;
-	}
 	if (v->json) {
 		json_init(&j, stdout);
 		json_begin_arr(&j, NULL);
@@ -137,17 +162,13 @@ int cmd_list(const struct vfioctl *v, int argc, char **argv)
 	return EXIT_OK;
 }
 
-int cmd_check(const struct vfioctl *v, int argc, char **argv)
+int cmd_check(const struct vfioctl *v)
 {
 	struct pci_list l;
 	struct plan p;
 	struct conf c;
-	int ret, err;
+	int ret = EXIT_OK, err;
 
-	(void)argv;
-	ret = no_args("check", argc);
-	if (ret)
-		return ret;
 	err = conf_load(&c, v->config, stderr);
 	if (err) {
 		msg_err("%s: %s", v->config, strerror(-err));
@@ -201,18 +222,25 @@ static const char *result_word(const struct bind_opts *o)
 	return "bound to vfio";
 }
 
-int cmd_apply(const struct vfioctl *v, int argc, char **argv)
+/* The line that says where a device bound by dev_bind() came from. */
+static void report_bound(const struct vfioctl *v, const char *addr,
+			 const struct bind_opts *o)
 {
-	size_t i, ok = 0, failed = 0, broken = 0;
+	if (o->prev[0] && !o->already)
+		msg_info(v, "%s: %s (was %s)", addr, result_word(o), o->prev);
+	else
+		msg_info(v, "%s: %s", addr, result_word(o));
+}
+
+int cmd_apply(const struct vfioctl *v)
+{
+	struct tally t = { 0 };
 	struct pci_list l;
 	struct plan p;
 	struct conf c;
+	size_t i;
 	int ret;
 
-	(void)argv;
-	ret = no_args("apply", argc);
-	if (ret)
-		return ret;
 	ret = load_config(v, &c, true);
 	if (ret)
 		return ret;
@@ -221,11 +249,9 @@ int cmd_apply(const struct vfioctl *v, int argc, char **argv)
 		conf_free(&c);
 		return EXIT_OK;
 	}
-	ret = load_devices(v, &l);
-	if (ret) {
-		conf_free(&c);
+	ret = load_devices(v, &l, &c);
+	if (ret)
 		return ret;
-	}
 	if (plan_build(&p, &c, &l, false) || c.errors) {
 		msg_err("%s: not applied, nothing changed", v->config);
 		ret = EXIT_USAGE;
@@ -236,34 +262,20 @@ int cmd_apply(const struct vfioctl *v, int argc, char **argv)
 		const struct conf_entry *e = &c.entries[i];
 
 		if (e->kind == CONF_ADDR && !pci_list_find(&l, e->addr))
-			failed++;
+			t.failed++;
 	}
 	for (i = 0; i < p.n; i++) {
-		const struct target *t = &p.t[i];
+		const struct pci_dev *d = p.t[i].dev;
 		struct bind_opts o = { 0 };
 
-		switch (dev_bind(v, t->dev->addr, &o)) {
-		case BIND_OK:
-			ok++;
-			if (o.prev[0] && !o.already)
-				printf("%s: %s (was %s)\n", t->dev->addr,
-				       result_word(&o), o.prev);
-			else
-				printf("%s: %s\n", t->dev->addr,
-				       result_word(&o));
-			retrigger_node(v, t->dev->group);
-			break;
-		case BIND_FAILED:
-			failed++;
-			break;
-		case BIND_RESTORE_FAILED:
-			broken++;
-			break;
+		if (tally_add(&t, dev_bind(v, d->addr, &o))) {
+			report_bound(v, d->addr, &o);
+			retrigger_node(v, d->group);
 		}
 	}
-	printf("apply: %zu bound, %zu failed%s\n", ok, failed + broken,
-	       broken ? ", some could not be restored" : "");
-	ret = broken ? EXIT_RESTORE : failed ? EXIT_PARTIAL : EXIT_OK;
+	printf("apply: %zu bound, %zu failed%s\n", t.ok, t.failed + t.broken,
+	       t.broken ? ", some could not be restored" : "");
+	ret = t.broken ? EXIT_RESTORE : t.failed ? EXIT_PARTIAL : EXIT_OK;
 out:
 	plan_free(&p);
 	pci_list_free(&l);
@@ -272,13 +284,13 @@ out:
 }
 
 /* Results of several devices: 0, the single code, or partial. */
-static int combine(int n, int ok, int broken)
+static int combine(const struct tally *t)
 {
-	if (broken)
+	if (t->broken)
 		return EXIT_RESTORE;
-	if (ok == n)
+	if (t->ok == t->n)
 		return EXIT_OK;
-	return n == 1 || !ok ? EXIT_FAILED : EXIT_PARTIAL;
+	return t->n == 1 || !t->ok ? EXIT_FAILED : EXIT_PARTIAL;
 }
 
 static int parse_devices(int argc, char **argv, const char *cmd)
@@ -300,60 +312,39 @@ static int parse_devices(int argc, char **argv, const char *cmd)
 	return EXIT_OK;
 }
 
-int cmd_bind(const struct vfioctl *v, int argc, char **argv)
+/* bind and unbind: each device named on the command line in turn. */
+static int move_devices(const struct vfioctl *v, int argc, char **argv,
+			bool bind)
 {
-	int i, ok = 0, broken = 0, ret;
+	struct tally t = { 0 };
 	char addr[16];
+	int i, ret;
 
-	ret = parse_devices(argc, argv, "bind");
+	ret = parse_devices(argc, argv, bind ? "bind" : "unbind");
 	if (ret)
 		return ret;
 	for (i = 0; i < argc; i++) {
 		struct bind_opts o = { 0 };
 
 		parse_pci_addr(argv[i], addr);
-		switch (dev_bind(v, addr, &o)) {
-		case BIND_OK:
-			ok++;
-			if (o.prev[0] && !o.already)
-				msg_info(v, "%s: %s (was %s)", addr,
-					 result_word(&o), o.prev);
-			else
-				msg_info(v, "%s: %s", addr, result_word(&o));
-			break;
-		case BIND_FAILED:
-			break;
-		case BIND_RESTORE_FAILED:
-			broken++;
-			break;
+		if (bind) {
+			if (tally_add(&t, dev_bind(v, addr, &o)))
+				report_bound(v, addr, &o);
+		} else if (tally_add(&t, dev_unbind(v, addr))) {
+			msg_info(v, "%s: given back", addr);
 		}
 	}
-	return combine(argc, ok, broken);
+	return combine(&t);
+}
+
+int cmd_bind(const struct vfioctl *v, int argc, char **argv)
+{
+	return move_devices(v, argc, argv, true);
 }
 
 int cmd_unbind(const struct vfioctl *v, int argc, char **argv)
 {
-	int i, ok = 0, broken = 0, ret;
-	char addr[16];
-
-	ret = parse_devices(argc, argv, "unbind");
-	if (ret)
-		return ret;
-	for (i = 0; i < argc; i++) {
-		parse_pci_addr(argv[i], addr);
-		switch (dev_unbind(v, addr)) {
-		case BIND_OK:
-			ok++;
-			msg_info(v, "%s: given back", addr);
-			break;
-		case BIND_FAILED:
-			break;
-		case BIND_RESTORE_FAILED:
-			broken++;
-			break;
-		}
-	}
-	return combine(argc, ok, broken);
+	return move_devices(v, argc, argv, false);
 }
 
 /* State of devices that left the bus: nothing to give back any more. */
@@ -382,17 +373,14 @@ static void forget_absent(const struct vfioctl *v)
 	closedir(dir);
 }
 
-int cmd_unbind_all(const struct vfioctl *v, int argc, char **argv)
+int cmd_unbind_all(const struct vfioctl *v)
 {
-	int n = 0, ok = 0, broken = 0, ret;
+	struct tally t = { 0 };
 	struct pci_list l;
 	size_t i;
+	int ret;
 
-	(void)argv;
-	ret = no_args("unbind-all", argc);
-	if (ret)
-		return ret;
-	ret = load_devices(v, &l);
+	ret = load_devices(v, &l, NULL);
 	if (ret)
 		return ret;
 	for (i = 0; i < l.n; i++) {
@@ -402,26 +390,16 @@ int cmd_unbind_all(const struct vfioctl *v, int argc, char **argv)
 		    strcmp(d->override, VFIO_DRIVER) &&
 		    !state_exists(v, d->addr))
 			continue;
-		n++;
-		switch (dev_unbind(v, d->addr)) {
-		case BIND_OK:
-			ok++;
-			printf("%s: given back\n", d->addr);
-			break;
-		case BIND_FAILED:
-			break;
-		case BIND_RESTORE_FAILED:
-			broken++;
-			break;
-		}
+		if (tally_add(&t, dev_unbind(v, d->addr)))
+			msg_info(v, "%s: given back", d->addr);
 	}
 	pci_list_free(&l);
 	forget_absent(v);
-	if (!n)
+	if (!t.n)
 		return EXIT_OK;
-	if (broken)
+	if (t.broken)
 		return EXIT_RESTORE;
-	return ok == n ? EXIT_OK : EXIT_PARTIAL;
+	return t.ok == t.n ? EXIT_OK : EXIT_PARTIAL;
 }
 
 /* The node of @group as it is now; false when there is none. */
@@ -439,7 +417,7 @@ static bool node_matches(const struct conf_entry *own, const struct stat *st)
 	       (!own->has_mode || own->mode == (st->st_mode & 07777));
 }
 
-int cmd_status(const struct vfioctl *v, int argc, char **argv)
+int cmd_status(const struct vfioctl *v)
 {
 	bool differs = false;
 	struct pci_list l;
@@ -449,18 +427,9 @@ int cmd_status(const struct vfioctl *v, int argc, char **argv)
 	size_t i;
 	int ret;
 
-	(void)argv;
-	ret = no_args("status", argc);
+	ret = load_all(v, &c, &l);
 	if (ret)
 		return ret;
-	ret = load_config(v, &c, true);
-	if (ret)
-		return ret;
-	ret = load_devices(v, &l);
-	if (ret) {
-		conf_free(&c);
-		return ret;
-	}
 	if (plan_build(&p, &c, &l, false)) {
 		ret = EXIT_FAILED;
 		goto out;
@@ -600,14 +569,9 @@ int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
 		msg_err("%s: not a group name (pci:N)", argv[0]);
 		return EXIT_USAGE;
 	}
-	ret = load_config(v, &c, true);
+	ret = load_all(v, &c, &l);
 	if (ret)
 		return ret;
-	ret = load_devices(v, &l);
-	if (ret) {
-		conf_free(&c);
-		return ret;
-	}
 	if (!group_ownership(&c, &l, (int)group, &own)) {
 		ret = EXIT_USAGE;
 		goto out;

@@ -34,20 +34,28 @@ void msg_info(const struct vfioctl *v, const char *fmt, ...)
 	putchar('\n');
 }
 
+/* A command has either run (no arguments) or run_args. */
 static const struct command {
 	const char *name;
-	int (*fn)(const struct vfioctl *v, int argc, char **argv);
+	int (*run)(const struct vfioctl *v);
+	int (*run_args)(const struct vfioctl *v, int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "list", cmd_list, "every PCI device, its IOMMU group and driver" },
-	{ "status", cmd_status, "configured devices: configured vs actual" },
-	{ "check", cmd_check, "validate the configuration file" },
-	{ "apply", cmd_apply, "bind every configured device to vfio" },
-	{ "bind", cmd_bind, "DEV...  bind devices to vfio" },
-	{ "unbind", cmd_unbind, "DEV...  give devices back to their driver" },
-	{ "unbind-all", cmd_unbind_all, "give back every device on vfio" },
-	{ "udev-owner", cmd_udev_owner, "pci:N  (udev) ownership of a node" },
-	{ "udev-claim", cmd_udev_claim, "DEV  (udev) claim a configured device" },
+	{ "list", cmd_list, NULL,
+	  "every PCI device, its IOMMU group and driver" },
+	{ "status", cmd_status, NULL,
+	  "configured devices: configured vs actual" },
+	{ "check", cmd_check, NULL, "validate the configuration file" },
+	{ "apply", cmd_apply, NULL, "bind every configured device to vfio" },
+	{ "bind", NULL, cmd_bind, "DEV...  bind devices to vfio" },
+	{ "unbind", NULL, cmd_unbind,
+	  "DEV...  give devices back to their driver" },
+	{ "unbind-all", cmd_unbind_all, NULL,
+	  "give back every device on vfio" },
+	{ "udev-owner", NULL, cmd_udev_owner,
+	  "pci:N  (udev) ownership of a node" },
+	{ "udev-claim", NULL, cmd_udev_claim,
+	  "DEV  (udev) claim a configured device" },
 };
 
 static void usage(FILE *f)
@@ -128,7 +136,15 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
-		c = commands[i].fn(&v, argc - optind - 1, argv + optind + 1);
+		if (commands[i].run_args) {
+			c = commands[i].run_args(&v, argc - optind - 1,
+						 argv + optind + 1);
+		} else if (optind + 1 < argc) {
+			msg_err("%s takes no arguments", commands[i].name);
+			return EXIT_USAGE;
+		} else {
+			c = commands[i].run(&v);
+		}
 		if (fflush(stdout)) {
 			msg_err("writing output: %m");
 			return c ? c : EXIT_FAILED;
