@@ -64,6 +64,13 @@ vt_skip(struct vt *t, const char *fmt, ...)
 			"check '" #cond "' failed: " __VA_ARGS__);	\
 } while (0)
 
+/* Fail the case unless cond holds, with a message of the caller's own:
+ * VT_CHECKF(t, cond, fmt, ...). */
+#define VT_CHECKF(t, cond, ...) do {					\
+	if (!(cond))							\
+		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
 /* Fail unless expr (a syscall-like call) returned >= 0; returns it. */
 #define VT_OK(t, expr) ({						\
 	long __r = (long)(expr);					\
@@ -97,6 +104,16 @@ vt_skip(struct vt *t, const char *fmt, ...)
 	} else {							\
 		(t)->skips++;						\
 	}								\
+} while (0)
+
+/*
+ * VT_RUN(t, fn, NULL), then close every fd above stderr: a failed check
+ * may leave fds open, and the next case must start from the state /init
+ * gave.  Needs close_range() (<unistd.h> with _GNU_SOURCE).
+ */
+#define VT_RUN_CLOSE(t, fn) do {					\
+	VT_RUN(t, fn, NULL);						\
+	close_range(3, ~0U, 0);						\
 } while (0)
 
 /* Exit status of a test program: nonzero when any case failed. */

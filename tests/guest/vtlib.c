@@ -9,10 +9,13 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vt.h"
 #include "vtlib.h"
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
@@ -421,6 +425,222 @@ int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value)
 	return 0;
 }
 
+int vt_edu_init(struct vt_edu *e, int device_fd)
+{
+	struct vfio_region_info info;
+
+	memset(e, 0, sizeof(*e));
+	e->device_fd = device_fd;
+	if (vt_region_info(device_fd, VFIO_PCI_BAR0_REGION_INDEX, &info) < 0)
+		return -1;
+	e->bar0 = info.offset;
+	e->bar0_size = info.size;
+	if (vt_edu_read(e, VT_EDU_ID, &e->id) < 0)
+		return -1;
+	if ((e->id & 0xffff) != 0x00ed) {
+		errno = ENODEV;
+		return -1;
+	}
+	return vt_enable_master(device_fd);
+}
+
+int vt_edu_read(const struct vt_edu *e, uint32_t reg, uint32_t *v)
+{
+	ssize_t n = pread(e->device_fd, v, 4, e->bar0 + reg);
+
+	if (n == 4)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
+int vt_edu_write(const struct vt_edu *e, uint32_t reg, uint32_t v)
+{
+	ssize_t n = pwrite(e->device_fd, &v, 4, e->bar0 + reg);
+
+	if (n == 4)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
+int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
+	       uint32_t len)
+{
+	uint64_t end;
+	uint32_t cmd;
+
+	if (len > VT_EDU_DMA_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (vt_edu_write(e, VT_EDU_DMA_SRC, to_ram ? VT_EDU_BUF : iova) ||
+	    vt_edu_write(e, VT_EDU_DMA_DST, to_ram ? iova : VT_EDU_BUF) ||
+	    vt_edu_write(e, VT_EDU_DMA_CNT, len) ||
+	    vt_edu_write(e, VT_EDU_DMA_CMD, VT_EDU_DMA_RUN |
+			 (to_ram ? VT_EDU_DMA_TO_RAM : 0)))
+		return -1;
+	end = vt_now_ms() + VT_EDU_DMA_WAIT_MS;
+	for (;;) {
+		if (vt_edu_read(e, VT_EDU_DMA_CMD, &cmd))
+			return -1;
+		if (!(cmd & VT_EDU_DMA_RUN))
+			return 0;
+		if (vt_now_ms() >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(2000);
+	}
+}
+
+int vt_enable_master(int device_fd)
+{
+	const uint16_t want = VT_PCI_COMMAND_MEMORY | VT_PCI_COMMAND_MASTER;
+	struct vfio_region_info info;
+	uint64_t off;
+	uint16_t cmd = 0;
+
+	if (vt_region_info(device_fd, VFIO_PCI_CONFIG_REGION_INDEX, &info) < 0)
+		return -1;
+	off = info.offset + VT_PCI_COMMAND;
+	errno = 0;
+	if (pread(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	cmd |= want;
+	if (pwrite(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	cmd = 0;
+	if (pread(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	if ((cmd & want) == want)
+		return 0;
+	errno = EIO;
+	return -1;
+io:
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+int vt_hold_dev(struct vt_held *h, const char *dev, int efd_flags)
+{
+	struct vfio_irq_info irq = {
+		.argsz = sizeof(irq), .index = VFIO_PCI_REQ_IRQ_INDEX,
+	};
+	int32_t efd;
+	int err;
+
+	h->req = -1;
+	h->bar0 = NULL;
+	h->bar0_size = 0;
+	if (vt_open_dev(&h->d, dev) < 0)
+		return -1;
+	if (ioctl(h->d.device_fd, VFIO_DEVICE_GET_IRQ_INFO, &irq) < 0)
+		goto fail;
+	if (irq.count < 1) {
+		errno = ENXIO;
+		goto fail;
+	}
+	h->req = eventfd(0, EFD_CLOEXEC | efd_flags);
+	if (h->req < 0)
+		goto fail;
+	efd = h->req;
+	if (vt_set_irq_eventfds(h->d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 1,
+				&efd) < 0)
+		goto fail;
+	h->bar0 = vt_mmap_region(h->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+				 &h->bar0_size);
+	if (!h->bar0)
+		goto fail;
+	if ((h->bar0[VT_EDU_ID / 4] & 0xffff) != 0x00ed) {
+		errno = ENODEV;
+		goto fail;
+	}
+	return 0;
+fail:
+	err = errno;
+	vt_release_held(h);
+	errno = err;
+	return -1;
+}
+
+void vt_release_held(struct vt_held *h)
+{
+	if (h->bar0)
+		munmap((void *)h->bar0, h->bar0_size);
+	h->bar0 = NULL;
+	vt_close_dev(&h->d);
+	if (h->req >= 0)
+		close(h->req);
+	h->req = -1;
+}
+
+/*
+ * Where vt_read_faults() resumes after SIGBUS.  A signal handler has no
+ * argument to carry it, so it has to live here; per thread, so that
+ * threads may probe at the same time.
+ */
+static __thread sigjmp_buf *bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	if (bus_jmp)
+		siglongjmp(*bus_jmp, 1);
+	_exit(128 + SIGBUS);
+}
+
+int vt_read_faults(volatile uint32_t *p)
+{
+	struct sigaction sa, old;
+	volatile int faulted = 0;
+	sigjmp_buf jb;
+	uint32_t v;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	bus_jmp = &jb;
+	if (sigsetjmp(jb, 1) == 0) {
+		v = *p;
+		(void)v;
+	} else {
+		faulted = 1;
+	}
+	bus_jmp = NULL;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+long vt_fill_diff(const uint8_t *p, size_t len, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
+int vt_irq_listed(const char *action)
+{
+	char line[512];
+	int found = 0;
+	FILE *f = fopen("/proc/interrupts", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, action))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
 int vt_read_pins(struct vt_pins *p)
 {
 	char line[128];
@@ -527,6 +747,80 @@ int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg)
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
+
+#define VT_FAIL_PREFIX	"not ok - "
+
+int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
+		 void *arg, const char *name, char *msg, size_t msglen)
+{
+	size_t len = 0;
+	const char *m;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	msg[0] = '\0';
+	if (pipe(p)) {
+		snprintf(msg, msglen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, msglen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct vt ct = { .prog = "child", .name = name };
+		int j;
+
+		close(p[0]);
+		dup2(p[1], STDOUT_FILENO);
+		close(p[1]);
+		if (uid != (uid_t)-1 &&
+		    (setgroups(0, NULL) || setgid(gid) || setuid(uid))) {
+			printf(VT_FAIL_PREFIX "setuid(%d): %s\n", (int)uid,
+			       strerror(errno));
+			fflush(stdout);
+			_exit(1);
+		}
+		j = setjmp(ct.fail_jmp);
+		if (j == 0) {
+			if (prep)
+				prep(&ct, arg);
+			fn(&ct, arg);
+		}
+		fflush(stdout);
+		_exit(j);
+	}
+	close(p[1]);
+	while (len < msglen - 1 &&
+	       (n = read(p[0], msg + len, msglen - 1 - len)) > 0)
+		len += n;
+	msg[len] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			snprintf(msg, msglen, "waitpid: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	while (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+	m = strstr(msg, VT_FAIL_PREFIX);
+	if (m)
+		memmove(msg, m + strlen(VT_FAIL_PREFIX),
+			strlen(m + strlen(VT_FAIL_PREFIX)) + 1);
+	if (!msg[0])
+		snprintf(msg, msglen, "child status 0x%x", status);
+	return -1;
+}
+
 
 void vt_host(const char *fmt, ...)
 {

@@ -130,6 +130,104 @@ int vt_set_irq_eventfds(int device_fd, uint32_t index, uint32_t count,
  * *value (may be NULL).  -1/ETIMEDOUT when it did not fire. */
 int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value);
 
+/* ---- the edu device (QEMU docs/specs/edu.rst) ------------------------ */
+
+/* BAR0 registers */
+#define VT_EDU_ID		0x00	/* 0xRRrr00ed */
+#define VT_EDU_LIVE		0x04	/* reads back inverted */
+#define VT_EDU_FACT		0x08
+#define VT_EDU_STATUS		0x20
+#define VT_EDU_STATUS_BUSY	0x01
+#define VT_EDU_IRQ_STATUS	0x24
+#define VT_EDU_IRQ_RAISE	0x60
+#define VT_EDU_IRQ_ACK		0x64
+#define VT_EDU_DMA_SRC		0x80
+#define VT_EDU_DMA_DST		0x88
+#define VT_EDU_DMA_CNT		0x90
+#define VT_EDU_DMA_CMD		0x98
+#define VT_EDU_DMA_RUN		0x1
+#define VT_EDU_DMA_TO_RAM	0x2	/* edu buffer -> PCI bus */
+#define VT_EDU_BUF		0x40000	/* its 4 KiB buffer */
+/*
+ * QEMU 7.2's edu aborts the VM on a transfer that reaches the last byte
+ * of its buffer and masks DMA addresses to 28 bits.
+ */
+#define VT_EDU_DMA_MAX		4095
+#define VT_EDU_DMA_WAIT_MS	5000
+
+/* Config space */
+#define VT_PCI_COMMAND		0x04
+#define VT_PCI_COMMAND_MEMORY	0x2
+#define VT_PCI_COMMAND_MASTER	0x4
+
+/* BAR0 of an edu through its device fd. */
+struct vt_edu {
+	int device_fd;
+	uint64_t bar0;		/* BAR0's offset in the device fd */
+	uint64_t bar0_size;
+	uint32_t id;		/* ID register, read by vt_edu_init() */
+};
+
+/*
+ * Find BAR0 behind device_fd and read the ID register into e->id (-1/
+ * ENODEV when that is not an edu's), then vt_enable_master() so that it
+ * can DMA.
+ */
+int vt_edu_init(struct vt_edu *e, int device_fd);
+
+/* One 32-bit register of BAR0. */
+int vt_edu_read(const struct vt_edu *e, uint32_t reg, uint32_t *v);
+int vt_edu_write(const struct vt_edu *e, uint32_t reg, uint32_t v);
+
+/*
+ * One DMA transfer of len bytes (at most VT_EDU_DMA_MAX, else -1/EINVAL)
+ * between the start of edu's buffer and iova: from iova into the buffer,
+ * or with to_ram from the buffer to iova.  Waits VT_EDU_DMA_WAIT_MS for
+ * the engine to finish, -1/ETIMEDOUT when it did not.
+ */
+int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
+	       uint32_t len);
+
+/*
+ * Let the device decode memory and master the bus (PCI_COMMAND through
+ * the config region), checked by reading it back: -1/EIO when the bits
+ * did not stick.
+ */
+int vt_enable_master(int device_fd);
+
+/*
+ * A device the way a user who ignores the release request holds it: its
+ * vt_dev fds, an eventfd (EFD_CLOEXEC | efd_flags) on the REQ index, and
+ * a mmap of BAR0 whose ID register must read as an edu's (-1/ENODEV).
+ * The REQ index must have a vector (-1/ENXIO).  Undo with
+ * vt_release_held(); on failure nothing stays open.
+ */
+struct vt_held {
+	struct vt_dev d;
+	int req;			/* eventfd on the REQ index */
+	volatile uint32_t *bar0;	/* mmap of BAR0 */
+	uint64_t bar0_size;
+};
+int vt_hold_dev(struct vt_held *h, const char *dev, int efd_flags);
+
+/* Unmap BAR0 and close whatever of h is still open (fds set to -1). */
+void vt_release_held(struct vt_held *h);
+
+/*
+ * 1 when reading *p raises SIGBUS (a revoked or zapped mapping), 0 when
+ * it reads something.  The SIGBUS handler is restored afterwards.
+ */
+int vt_read_faults(volatile uint32_t *p);
+
+/*
+ * Is there a line in /proc/interrupts naming action?  1 or 0; -1 when
+ * the file cannot be read.
+ */
+int vt_irq_listed(const char *action);
+
+/* First index i < len where p[i] is not v, or -1: what DMA changed. */
+long vt_fill_diff(const uint8_t *p, size_t len, uint8_t v);
+
 /* ---- pinned page accounting ------------------------------------------- */
 
 /*
@@ -160,6 +258,18 @@ long vt_locked_kb(pid_t pid);
  * -1 when fork/wait failed.  stdout is flushed before forking.
  */
 int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg);
+
+/*
+ * Run fn(ct, arg) in a forked child under a vt of its own (case name
+ * name), after prep(ct, arg) when prep is not NULL, and as uid/gid when
+ * uid is not -1 (setgroups(0), setgid, setuid).  The child's vt lines go
+ * to a pipe, not the console.  Returns 0 when fn passed; -1 otherwise,
+ * with the child's failure text (or why it could not run) in msg.
+ */
+struct vt;
+typedef void (*vt_child_fn)(struct vt *t, void *arg);
+int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
+		 void *arg, const char *name, char *msg, size_t msglen);
 
 /*
  * Ask the host harness to run a QEMU monitor command (printed as a
