@@ -20,30 +20,11 @@
 #define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 
-#define EDU_ID		0x00
-#define EDU_DMA_SRC	0x80
-#define EDU_DMA_DST	0x88
-#define EDU_DMA_CNT	0x90
-#define EDU_DMA_CMD	0x98
-#define EDU_DMA_RUN	0x1
-#define EDU_DMA_TO_RAM	0x2
-#define EDU_BUF		0x40000
-#define EDU_DMA_WAIT_MS	5000
-
-#define PCI_COMMAND		0x04
-#define PCI_COMMAND_MEMORY	0x2
-#define PCI_COMMAND_MASTER	0x4
-
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 static int open_group(struct vt *t, const char *dev)
 {
 	int fd = vt_open_group_of(dev);
 
-	CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
+	VT_CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
 	return fd;
 }
 
@@ -67,68 +48,10 @@ static uint32_t group_flags(struct vt *t, int group)
 
 /* ---- just enough edu to prove where a device's DMA goes ---------------- */
 
-struct edu {
-	int dev;
-	uint64_t bar0;
-};
-
-static uint32_t edu_rd(struct vt *t, struct edu *e, uint32_t reg)
+static void edu_setup(struct vt *t, struct vt_edu *e, int dev)
 {
-	uint32_t v = 0;
-
-	CHECKF(t, pread(e->dev, &v, 4, e->bar0 + reg) == 4,
-	       "read edu reg 0x%x: %s", reg, strerror(errno));
-	return v;
-}
-
-static void edu_wr(struct vt *t, struct edu *e, uint32_t reg, uint32_t v)
-{
-	CHECKF(t, pwrite(e->dev, &v, 4, e->bar0 + reg) == 4,
-	       "write edu reg 0x%x: %s", reg, strerror(errno));
-}
-
-static void edu_setup(struct vt *t, struct edu *e, int dev)
-{
-	struct vfio_region_info reg;
-	uint16_t cmd = 0;
-
-	e->dev = dev;
-	VT_OK(t, vt_region_info(dev, VFIO_PCI_BAR0_REGION_INDEX, &reg));
-	e->bar0 = reg.offset;
-	CHECKF(t, (edu_rd(t, e, EDU_ID) & 0xffff) == 0x00ed,
-	       "not an edu: id 0x%08x", edu_rd(t, e, EDU_ID));
-	VT_OK(t, vt_region_info(dev, VFIO_PCI_CONFIG_REGION_INDEX, &reg));
-	CHECKF(t, pread(dev, &cmd, 2, reg.offset + PCI_COMMAND) == 2,
-	       "read PCI_COMMAND: %s", strerror(errno));
-	cmd |= PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
-	CHECKF(t, pwrite(dev, &cmd, 2, reg.offset + PCI_COMMAND) == 2,
-	       "write PCI_COMMAND: %s", strerror(errno));
-}
-
-static void edu_dma(struct vt *t, struct edu *e, uint32_t src, uint32_t dst,
-		    uint32_t len, int to_ram)
-{
-	uint64_t end = vt_now_ms() + EDU_DMA_WAIT_MS;
-
-	edu_wr(t, e, EDU_DMA_SRC, src);
-	edu_wr(t, e, EDU_DMA_DST, dst);
-	edu_wr(t, e, EDU_DMA_CNT, len);
-	edu_wr(t, e, EDU_DMA_CMD, EDU_DMA_RUN | (to_ram ? EDU_DMA_TO_RAM : 0));
-	while (edu_rd(t, e, EDU_DMA_CMD) & EDU_DMA_RUN) {
-		CHECKF(t, vt_now_ms() < end, "edu DMA not done after %d ms",
-		       EDU_DMA_WAIT_MS);
-		usleep(2000);
-	}
-}
-
-static long fill_diff(const uint8_t *p, size_t len, uint8_t v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return (long)i;
-	return -1;
+	VT_CHECKF(t, vt_edu_init(e, dev) == 0,
+		  "edu setup (id register 0x%08x): %s", e->id, strerror(errno));
 }
 
 static uint8_t *buffer(struct vt *t, uint8_t fill)
@@ -136,7 +59,7 @@ static uint8_t *buffer(struct vt *t, uint8_t fill)
 	uint8_t *p = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(p, fill, 2 * PG);
 	return p;
 }
@@ -166,8 +89,8 @@ static void test_merge_bad_fds(struct vt *t, void *arg)
 	close(closed);
 	VT_ERRNO(t, merge(a, closed), EBADF);
 	errno = 0;
-	CHECKF(t, merge(a, -1) == -1 && (errno == EINVAL || errno == EBADF),
-	       "merge of fd -1: %s", strerror(errno));
+	VT_CHECKF(t, merge(a, -1) == -1 && (errno == EINVAL || errno == EBADF),
+		  "merge of fd -1: %s", strerror(errno));
 	VT_ERRNO(t, ioctl(a, VFIO_GROUP_MERGE, (void *)8), EFAULT);
 	close(a);
 }
@@ -215,9 +138,9 @@ static void test_merge_idle(struct vt *t, void *arg)
 	close(dev);
 	/* Already one set: merging again must not succeed. */
 	errno = 0;
-	CHECKF(t, merge(a, b) == -1 && (errno == EINVAL || errno == EBUSY),
-	       "second merge of the same pair: %s, want EINVAL or EBUSY",
-	       strerror(errno));
+	VT_CHECKF(t, merge(a, b) == -1 && (errno == EINVAL || errno == EBUSY),
+		  "second merge of the same pair: %s, want EINVAL or EBUSY",
+		  strerror(errno));
 	VT_OK(t, unmerge(a));			/* the merger leaves */
 	VT_ERRNO(t, unmerge(b), EINVAL);
 	VT_ERRNO(t, unmerge(a), EINVAL);
@@ -236,7 +159,7 @@ static void test_merge_in_use(struct vt *t, void *arg)
 	int a, b, iommu_a, iommu_b, dev1, dev0;
 	uint8_t *buf_a, *buf_b;
 	long d, pins, now;
-	struct edu e;
+	struct vt_edu e;
 	uint32_t f;
 
 	(void)arg;
@@ -250,10 +173,10 @@ static void test_merge_in_use(struct vt *t, void *arg)
 
 	VT_OK(t, merge(a, b));
 	f = group_flags(t, b);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "merged group's flags 0x%x: the set's owner is not shown", f);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE, "merged set not viable: 0x%x",
-	       f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "merged group's flags 0x%x: the set's owner is not shown", f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE, "merged set not viable: 0x%x",
+		  f);
 
 	/* One IOMMU object: B's IOMMU fd sees A's mapping. */
 	iommu_b = VT_OK(t, vt_iommu_fd(b));
@@ -265,11 +188,11 @@ static void test_merge_in_use(struct vt *t, void *arg)
 	dev0 = VT_OK(t, vt_device_fd(b, VT_EDU0));
 	close(dev0);
 	edu_setup(t, &e, dev1);
-	edu_dma(t, &e, iova, EDU_BUF, 1000, 0);
-	edu_dma(t, &e, EDU_BUF, iova + PG, 1000, 1);
-	d = fill_diff(buf_a + PG, 1000, 0x5e);
-	CHECKF(t, d < 0, "edu1 DMA through the merged IOMMU: byte %ld is "
-	       "0x%02x", d, d < 0 ? 0 : buf_a[PG + d]);
+	VT_OK(t, vt_edu_dma(&e, 0, iova, 1000));
+	VT_OK(t, vt_edu_dma(&e, 1, iova + PG, 1000));
+	d = vt_fill_diff(buf_a + PG, 1000, 0x5e);
+	VT_CHECKF(t, d < 0, "edu1 DMA through the merged IOMMU: byte %ld is "
+		  "0x%02x", d, d < 0 ? 0 : buf_a[PG + d]);
 
 	/* B may not leave while its device is open... */
 	VT_ERRNO(t, unmerge(b), EBUSY);
@@ -282,33 +205,33 @@ static void test_merge_in_use(struct vt *t, void *arg)
 
 	/* Independent again: B gets an IOMMU of its own, empty. */
 	f = group_flags(t, b);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "unmerged idle group still MM_LOCKED: 0x%x", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "unmerged idle group still MM_LOCKED: 0x%x", f);
 	iommu_b = VT_OK(t, vt_iommu_fd(b));
 	buf_b = buffer(t, 0x77);
 	VT_OK(t, vt_map(iommu_b, buf_b, iova, 2 * PG, RW));
 	dev1 = VT_OK(t, vt_device_fd(b, VT_EDU1));
 	edu_setup(t, &e, dev1);
 	memset(buf_a + PG, 0xcc, PG);
-	edu_dma(t, &e, iova, EDU_BUF, 1000, 0);
-	edu_dma(t, &e, EDU_BUF, iova + PG, 1000, 1);
-	d = fill_diff(buf_b + PG, 1000, 0x77);
-	CHECKF(t, d < 0, "edu1 after unmerge: byte %ld of B's buffer", d);
-	d = fill_diff(buf_a + PG, PG, 0xcc);
-	CHECKF(t, d < 0, "edu1 after unmerge still reached A's memory (%ld)",
-	       d);
+	VT_OK(t, vt_edu_dma(&e, 0, iova, 1000));
+	VT_OK(t, vt_edu_dma(&e, 1, iova + PG, 1000));
+	d = vt_fill_diff(buf_b + PG, 1000, 0x77);
+	VT_CHECKF(t, d < 0, "edu1 after unmerge: byte %ld of B's buffer", d);
+	d = vt_fill_diff(buf_a + PG, PG, 0xcc);
+	VT_CHECKF(t, d < 0, "edu1 after unmerge still reached A's memory (%ld)",
+		  d);
 	/* A's mapping survived B's departure. */
 	VT_ERRNO(t, vt_map(iommu_a, buf_a, iova, PG, RW), EBUSY);
 
 	close(dev1);
 	close(iommu_b);
 	now = vt_pinned_now();
-	CHECKF(t, now == pins + 2, "B's IOMMU closed: %ld pages pinned, want "
-	       "%ld (A's map)", now - pins, 2L);
+	VT_CHECKF(t, now == pins + 2, "B's IOMMU closed: %ld pages pinned, want "
+		  "%ld (A's map)", now - pins, 2L);
 	close(iommu_a);
 	now = vt_pinned_now();
-	CHECKF(t, now == pins, "every IOMMU fd closed, %ld pages still pinned",
-	       now - pins);
+	VT_CHECKF(t, now == pins, "every IOMMU fd closed, %ld pages still pinned",
+		  now - pins);
 	close(b);
 	close(a);
 	munmap(buf_a, 2 * PG);
@@ -335,8 +258,7 @@ static void unmerge_all(void)
 }
 
 #define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
+	VT_RUN_CLOSE(t, fn);						\
 	unmerge_all();							\
 } while (0)
 

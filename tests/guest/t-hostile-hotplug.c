@@ -34,36 +34,17 @@
 #define PG		4096UL
 #define EDU2		"0000:01:00.0"
 #define EDU2_SYSFS	"/sys/bus/pci/devices/" EDU2
-#define EDU_LIVENESS	0x04
-#define EDU_IRQ_RAISE	0x60
-#define EDU_IRQ_ACK	0x64
-#define EDU_DMA_SRC	0x80
-#define EDU_DMA_DST	0x88
-#define EDU_DMA_CNT	0x90
-#define EDU_DMA_CMD	0x98
-#define EDU_DMA_RUN	0x1
-#define EDU_DMA_TO_RAM	0x2
-#define EDU_BUF		0x40000
 #define DMA_LEN		2048	/* well inside edu's 4 KiB buffer */
 #define IOVA		0x100000
-#define PCI_COMMAND	0x04
-#define CMD_MEM_MASTER	0x6
 #define REMOVE_MS	60000	/* 5 s button + 5 s release + TCG */
 #define BACK_MS		30000
 #define WORK_MS		20000	/* for every thread to get going */
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 struct busy {
-	struct vt_dev d;
-	uint64_t bar0;		/* BAR0's offset in the device fd */
-	uint64_t bar0_size;
-	volatile uint32_t *map;	/* mmap of BAR0 */
+	struct vt_held h;	/* fds, REQ eventfd, mmap of BAR0 */
+	struct vt_edu e;	/* BAR0 through the device fd */
 	uint8_t *buf;		/* 2 pages mapped at IOVA */
-	int msi, req;		/* eventfds */
+	int msi;		/* eventfd */
 	int stop;		/* __atomic: threads end */
 };
 
@@ -81,36 +62,28 @@ static int stopped(struct busy *b)
 	return __atomic_load_n(&b->stop, __ATOMIC_RELAXED);
 }
 
-static int reg_wr(struct busy *b, uint32_t reg, uint32_t v)
-{
-	return pwrite(b->d.device_fd, &v, 4, b->bar0 + reg) == 4 ? 0 : -1;
-}
-
-static int reg_rd(struct busy *b, uint32_t reg, uint32_t *v)
-{
-	return pread(b->d.device_fd, v, 4, b->bar0 + reg) == 4 ? 0 : -1;
-}
-
 /* DMA RAM -> edu -> RAM through the mapped IOVA, until the fd fails. */
 static void *dma_thread(void *arg)
 {
 	struct worker *w = arg;
 	struct busy *b = w->b;
+	const struct vt_edu *e = &b->e;
 	uint32_t cmd;
 	int i, dir = 0;
 
 	while (!stopped(b)) {
-		if (reg_wr(b, EDU_DMA_SRC, dir ? EDU_BUF : IOVA) ||
-		    reg_wr(b, EDU_DMA_DST, dir ? IOVA + PG : EDU_BUF) ||
-		    reg_wr(b, EDU_DMA_CNT, DMA_LEN) ||
-		    reg_wr(b, EDU_DMA_CMD, EDU_DMA_RUN |
-			   (dir ? EDU_DMA_TO_RAM : 0)))
+		if (vt_edu_write(e, VT_EDU_DMA_SRC, dir ? VT_EDU_BUF : IOVA) ||
+		    vt_edu_write(e, VT_EDU_DMA_DST,
+				 dir ? IOVA + PG : VT_EDU_BUF) ||
+		    vt_edu_write(e, VT_EDU_DMA_CNT, DMA_LEN) ||
+		    vt_edu_write(e, VT_EDU_DMA_CMD, VT_EDU_DMA_RUN |
+				 (dir ? VT_EDU_DMA_TO_RAM : 0)))
 			goto failed;
 		for (i = 0; i < 1000; i++) {
-			if (reg_rd(b, EDU_DMA_CMD, &cmd))
+			if (vt_edu_read(e, VT_EDU_DMA_CMD, &cmd))
 				goto failed;
 			/* a removed device reads all ones */
-			if (!(cmd & EDU_DMA_RUN) || cmd == ~0u)
+			if (!(cmd & VT_EDU_DMA_RUN) || cmd == ~0u)
 				break;
 			usleep(2000);
 		}
@@ -152,8 +125,8 @@ static void *mmio_thread(void *arg)
 		return NULL;
 	}
 	while (!stopped(b)) {
-		b->map[EDU_LIVENESS / 4] = x;
-		(void)b->map[EDU_LIVENESS / 4];
+		b->h.bar0[VT_EDU_LIVE / 4] = x;
+		(void)b->h.bar0[VT_EDU_LIVE / 4];
 		x++;
 		__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
 		usleep(1000);
@@ -169,11 +142,11 @@ static void *irq_thread(void *arg)
 	struct busy *b = w->b;
 
 	while (!stopped(b)) {
-		if (reg_wr(b, EDU_IRQ_RAISE, 1))
+		if (vt_edu_write(&b->e, VT_EDU_IRQ_RAISE, 1))
 			goto failed;
 		if (vt_wait_eventfd(b->msi, 500, NULL) == 0)
 			__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
-		if (reg_wr(b, EDU_IRQ_ACK, 1))
+		if (vt_edu_write(&b->e, VT_EDU_IRQ_ACK, 1))
 			goto failed;
 	}
 	return NULL;
@@ -184,55 +157,34 @@ failed:
 
 static void busy_open(struct vt *t, struct busy *b)
 {
-	struct vfio_region_info ri;
-	uint16_t cmd;
 	int32_t efd;
 
-	CHECKF(t, vt_open_dev(&b->d, EDU2) == 0, "open %s: %s", EDU2,
-	       strerror(errno));
-	VT_OK(t, vt_region_info(b->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
-				&ri));
-	b->bar0 = ri.offset;
-	VT_OK(t, vt_region_info(b->d.device_fd, VFIO_PCI_CONFIG_REGION_INDEX,
-				&ri));
-	CHECKF(t, pread(b->d.device_fd, &cmd, 2, ri.offset + PCI_COMMAND) == 2,
-	       "read PCI_COMMAND: %s", strerror(errno));
-	cmd |= CMD_MEM_MASTER;
-	CHECKF(t, pwrite(b->d.device_fd, &cmd, 2, ri.offset + PCI_COMMAND) == 2,
-	       "write PCI_COMMAND: %s", strerror(errno));
+	VT_CHECKF(t, vt_hold_dev(&b->h, EDU2, EFD_NONBLOCK) == 0, "hold %s: %s",
+		  EDU2, strerror(errno));
+	VT_CHECKF(t, vt_edu_init(&b->e, b->h.d.device_fd) == 0,
+		  "%s: edu setup (id register 0x%08x): %s", EDU2, b->e.id,
+		  strerror(errno));
 	b->buf = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	CHECKF(t, b->buf != MAP_FAILED, "mmap: %s", strerror(errno));
-	VT_OK(t, vt_map(b->d.iommu_fd, b->buf, IOVA, 2 * PG, 0));
+	VT_CHECKF(t, b->buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_OK(t, vt_map(b->h.d.iommu_fd, b->buf, IOVA, 2 * PG, 0));
 	b->msi = VT_OK(t, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	efd = b->msi;
-	VT_OK(t, vt_set_irq_eventfds(b->d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+	VT_OK(t, vt_set_irq_eventfds(b->h.d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 				     1, &efd));
-	b->req = VT_OK(t, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	efd = b->req;
-	VT_OK(t, vt_set_irq_eventfds(b->d.device_fd, VFIO_PCI_REQ_IRQ_INDEX,
-				     1, &efd));
-	b->map = vt_mmap_region(b->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
-				&b->bar0_size);
-	CHECKF(t, b->map, "mmap BAR0: %s", strerror(errno));
 }
 
 static void busy_close(struct busy *b)
 {
-	if (b->map)
-		munmap((void *)b->map, b->bar0_size);
-	if (b->d.iommu_fd >= 0)
-		vt_unmap(b->d.iommu_fd, IOVA, 2 * PG);
-	vt_close_dev(&b->d);
+	if (b->h.d.iommu_fd >= 0)
+		vt_unmap(b->h.d.iommu_fd, IOVA, 2 * PG);
+	vt_release_held(&b->h);
 	if (b->msi >= 0)
 		close(b->msi);
-	if (b->req >= 0)
-		close(b->req);
 	if (b->buf && b->buf != MAP_FAILED)
 		munmap(b->buf, 2 * PG);
-	b->map = NULL;
 	b->buf = NULL;
-	b->msi = b->req = -1;
+	b->msi = -1;
 }
 
 /* Plug edu2 back; /init's new_id binds it to vfio again. */
@@ -265,7 +217,7 @@ static int plug_back(void)
 
 static void test_remove_busy(struct vt *t, void *arg)
 {
-	struct busy b = { .msi = -1, .req = -1 };
+	struct busy b = { .msi = -1, .h.req = -1 };
 	struct worker w[3];
 	void *(*fn[3])(void *) = { dma_thread, mmio_thread, irq_thread };
 	const char *what[3] = { "DMA", "mmap MMIO", "MSI" };
@@ -276,7 +228,7 @@ static void test_remove_busy(struct vt *t, void *arg)
 	int i, all;
 
 	(void)arg;
-	b.d.group_fd = b.d.iommu_fd = b.d.device_fd = -1;
+	b.h.d.group_fd = b.h.d.iommu_fd = b.h.d.device_fd = -1;
 	if (access(EDU2_SYSFS, F_OK) != 0)
 		vt_skip(t, "no %s (edu2 behind the root port)", EDU2);
 	pins0 = VT_OK(t, vt_pinned_now());
@@ -291,7 +243,7 @@ static void test_remove_busy(struct vt *t, void *arg)
 		w[i].b = &b;
 		w[i].started = pthread_create(&w[i].th, NULL, fn[i],
 					      &w[i]) == 0;
-		CHECKF(t, w[i].started, "pthread_create failed");
+		VT_CHECKF(t, w[i].started, "pthread_create failed");
 	}
 	/* Only remove once every kind of traffic is really flowing. */
 	start = vt_now_ms();
@@ -307,8 +259,8 @@ static void test_remove_busy(struct vt *t, void *arg)
 			pthread_join(w[i].th, NULL);
 		busy_close(&b);
 		sigaction(SIGBUS, &old, NULL);
-		CHECKF(t, 0, "traffic did not start: DMA %ld, MMIO %ld, MSI "
-		       "%ld rounds", w[0].ops, w[1].ops, w[2].ops);
+		VT_CHECKF(t, 0, "traffic did not start: DMA %ld, MMIO %ld, MSI "
+			  "%ld rounds", w[0].ops, w[1].ops, w[2].ops);
 	}
 
 	start = vt_now_ms();
@@ -329,29 +281,29 @@ static void test_remove_busy(struct vt *t, void *arg)
 
 	if (access(EDU2_SYSFS, F_OK) == 0) {
 		busy_close(&b);
-		CHECKF(t, 0, "%s still present %llu ms after device_del", EDU2,
-		       (unsigned long long)ms);
+		VT_CHECKF(t, 0, "%s still present %llu ms after device_del", EDU2,
+			  (unsigned long long)ms);
 	}
-	(void)vt_wait_eventfd(b.req, 0, &req);
+	(void)vt_wait_eventfd(b.h.req, 0, &req);
 	for (i = 0; i < 3; i++)
 		if (w[i].err && w[i].err != ENODEV && w[i].err != EIO) {
 			busy_close(&b);
-			CHECKF(t, 0, "%s thread ended on %s, want ENODEV",
-			       what[i], strerror(w[i].err));
+			VT_CHECKF(t, 0, "%s thread ended on %s, want ENODEV",
+				  what[i], strerror(w[i].err));
 		}
 	errno = 0;
-	i = ioctl(b.d.device_fd, VFIO_DEVICE_GET_INFO, &info);
+	i = ioctl(b.h.d.device_fd, VFIO_DEVICE_GET_INFO, &info);
 	{
 		int e = errno;
 		int dma_err = w[0].err, irq_err = w[2].err, bus = w[1].sigbus;
 
 		busy_close(&b);
-		CHECKF(t, i == -1 && e == ENODEV, "DEVICE_GET_INFO after the "
-		       "removal: %d/%s, want ENODEV", i, strerror(e));
-		CHECKF(t, req > 0, "no release request on the REQ eventfd");
-		CHECKF(t, dma_err, "the DMA thread never saw an error");
-		CHECKF(t, irq_err, "the interrupt thread never saw an error");
-		CHECKF(t, bus, "the mmap of a removed device did not fault");
+		VT_CHECKF(t, i == -1 && e == ENODEV, "DEVICE_GET_INFO after the "
+			  "removal: %d/%s, want ENODEV", i, strerror(e));
+		VT_CHECKF(t, req > 0, "no release request on the REQ eventfd");
+		VT_CHECKF(t, dma_err, "the DMA thread never saw an error");
+		VT_CHECKF(t, irq_err, "the interrupt thread never saw an error");
+		VT_CHECKF(t, bus, "the mmap of a removed device did not fault");
 	}
 	for (i = 0; i < 20; i++) {
 		pins = vt_pinned_now();
@@ -359,8 +311,8 @@ static void test_remove_busy(struct vt *t, void *arg)
 			break;
 		usleep(100000);
 	}
-	CHECKF(t, pins == pins0, "%ld pages pinned after closing everything",
-	       pins - pins0);
+	VT_CHECKF(t, pins == pins0, "%ld pages pinned after closing everything",
+		  pins - pins0);
 }
 
 static void test_plug_back(struct vt *t, void *arg)
@@ -368,13 +320,13 @@ static void test_plug_back(struct vt *t, void *arg)
 	int g, fd;
 
 	(void)arg;
-	CHECKF(t, plug_back() == 0, "edu2 not back on vfio: %s",
-	       strerror(errno));
+	VT_CHECKF(t, plug_back() == 0, "edu2 not back on vfio: %s",
+		  strerror(errno));
 	g = vt_open_group_of(EDU2);
-	CHECKF(t, g >= 0, "group of the re-added edu2: %s", strerror(errno));
+	VT_CHECKF(t, g >= 0, "group of the re-added edu2: %s", strerror(errno));
 	fd = vt_device_fd(g, EDU2);
-	CHECKF(t, fd >= 0, "device fd of the re-added edu2: %s",
-	       strerror(errno));
+	VT_CHECKF(t, fd >= 0, "device fd of the re-added edu2: %s",
+		  strerror(errno));
 	close(fd);
 	close(g);
 }

@@ -12,10 +12,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,13 +26,7 @@
 #define PCIEHP_DELAY_MS	5000	/* pciehp's attention button delay */
 #define SLACK_MS	10000	/* TCG and the hotplug path are slow */
 #define READD_WAIT_MS	20000
-#define EDU_ID		0x00
 #define PG		4096UL
-
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
 
 struct hot {
 	char name[VT_DEV_NAME_LEN];	/* edu2's PCI address */
@@ -43,35 +34,6 @@ struct hot {
 	char old_timeout[32];
 	int timeout_set;
 };
-
-/* A signal handler has no argument to carry this: it must be static. */
-static sigjmp_buf bus_jmp;
-
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	siglongjmp(bus_jmp, 1);
-}
-
-static int read_faults(volatile uint32_t *p)
-{
-	struct sigaction sa, old;
-	volatile int faulted = 0;
-	uint32_t v;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old);
-	if (sigsetjmp(bus_jmp, 1) == 0) {
-		v = *p;
-		(void)v;
-	} else {
-		faulted = 1;
-	}
-	sigaction(SIGBUS, &old, NULL);
-	return faulted;
-}
 
 static long pinned(void)
 {
@@ -98,81 +60,69 @@ static void find_edu2(struct vt *t, struct hot *h)
 static void test_hot_remove(struct vt *t, void *arg)
 {
 	struct vfio_device_info info = { .argsz = sizeof(info) };
-	struct vfio_irq_info irq = {
-		.argsz = sizeof(irq), .index = VFIO_PCI_REQ_IRQ_INDEX,
-	};
 	struct hot *h = arg;
-	volatile uint32_t *bar0;
-	uint64_t bar0_size, start, v = 0, gone_ms;
-	struct vt_dev d;
+	uint64_t start, v = 0, gone_ms;
+	struct vt_held held;
+	struct vt_dev *d = &held.d;
 	uint8_t *buf;
-	int32_t efd;
 	long pins;
 	uint32_t id;
 	char val[32];
 
 	find_edu2(t, h);
 	pins = pinned();
-	CHECKF(t, vt_open_dev(&d, h->name) == 0, "open %s: %s", h->name,
-	       strerror(errno));
+	VT_CHECKF(t, vt_hold_dev(&held, h->name, 0) == 0, "hold %s (REQ eventfd, "
+		  "BAR0 mmap of an edu): %s", h->name, strerror(errno));
 	buf = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(buf, 0x42, 4 * PG);
-	VT_OK(t, vt_map(d.iommu_fd, buf, 0x100000, 4 * PG, 0));
-	bar0 = vt_mmap_region(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
-			      &bar0_size);
-	CHECKF(t, bar0, "mmap BAR0: %s", strerror(errno));
-	CHECKF(t, (bar0[EDU_ID / 4] & 0xffff) == 0x00ed, "id 0x%08x",
-	       bar0[EDU_ID / 4]);
-	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_IRQ_INFO, &irq));
-	CHECKF(t, irq.count >= 1, "REQ index count %u", irq.count);
-	efd = VT_OK(t, eventfd(0, EFD_CLOEXEC));
-	VT_OK(t, vt_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 1,
-				     &efd));
+	VT_OK(t, vt_map(d->iommu_fd, buf, 0x100000, 4 * PG, 0));
 
 	if (vt_read_file(TIMEOUT_PARAM, h->old_timeout,
 			 sizeof(h->old_timeout)) >= 0) {
 		snprintf(val, sizeof(val), "%d", TEST_TIMEOUT_MS);
 		h->timeout_set = vt_write_file(TIMEOUT_PARAM, val) == 0;
 	}
-	CHECKF(t, h->timeout_set, "cannot set %s: %s", TIMEOUT_PARAM,
-	       strerror(errno));
+	VT_CHECKF(t, h->timeout_set, "cannot set %s: %s", TIMEOUT_PARAM,
+		  strerror(errno));
 
 	start = vt_now_ms();
 	vt_host("device_del edu2");
-	CHECKF(t, vt_wait_eventfd(efd, PCIEHP_DELAY_MS + SLACK_MS, &v) == 0,
-	       "no release request %d ms after device_del: %s",
-	       PCIEHP_DELAY_MS + SLACK_MS, strerror(errno));
+	VT_CHECKF(t, vt_wait_eventfd(held.req, PCIEHP_DELAY_MS + SLACK_MS,
+				     &v) == 0, "no release request %d ms after device_del: %s",
+		  PCIEHP_DELAY_MS + SLACK_MS, strerror(errno));
 	printf("# release request %llu ms after device_del\n",
 	       (unsigned long long)(vt_now_ms() - start));
 	/* We keep everything open: the core has to revoke. */
-	CHECKF(t, vt_wait_path(h->path, 0, TEST_TIMEOUT_MS + SLACK_MS) == 0,
-	       "%s still there %d ms after the request", h->path,
-	       TEST_TIMEOUT_MS + SLACK_MS);
+	VT_CHECKF(t, vt_wait_path(h->path, 0, TEST_TIMEOUT_MS + SLACK_MS) == 0,
+		  "%s still there %d ms after the request", h->path,
+		  TEST_TIMEOUT_MS + SLACK_MS);
 	gone_ms = vt_now_ms() - start;
 	printf("# %s gone %llu ms after device_del\n", h->name,
 	       (unsigned long long)gone_ms);
-	CHECKF(t, gone_ms >= TEST_TIMEOUT_MS - 100,
-	       "removed after %llu ms: the core did not give the user its "
-	       "%d ms", (unsigned long long)gone_ms, TEST_TIMEOUT_MS);
+	VT_CHECKF(t, gone_ms >= TEST_TIMEOUT_MS - 100,
+		  "removed after %llu ms: the core did not give the user its "
+		  "%d ms", (unsigned long long)gone_ms, TEST_TIMEOUT_MS);
 
-	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info), ENODEV);
-	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_RESET), ENODEV);
-	VT_ERRNO(t, pread(d.device_fd, &id, 4, 0), ENODEV);
-	CHECKF(t, read_faults(bar0), "the BAR0 mmap of a removed device "
-	       "still reads");
-	VT_OK(t, munmap((void *)bar0, bar0_size));
-	VT_OK(t, close(d.device_fd));
-	d.device_fd = -1;
-	VT_OK(t, vt_unmap(d.iommu_fd, 0x100000, 4 * PG));
-	VT_OK(t, close(d.iommu_fd));
-	d.iommu_fd = -1;
-	VT_OK(t, close(d.group_fd));
-	d.group_fd = -1;
-	close(efd);
-	CHECKF(t, pinned() == pins, "%ld pages pinned after closing all",
-	       pinned() - pins);
+	VT_ERRNO(t, ioctl(d->device_fd, VFIO_DEVICE_GET_INFO, &info), ENODEV);
+	VT_ERRNO(t, ioctl(d->device_fd, VFIO_DEVICE_RESET), ENODEV);
+	VT_ERRNO(t, pread(d->device_fd, &id, 4, 0), ENODEV);
+	VT_CHECKF(t, vt_read_faults(held.bar0), "the BAR0 mmap of a removed "
+		  "device still reads");
+	VT_OK(t, munmap((void *)held.bar0, held.bar0_size));
+	held.bar0 = NULL;
+	VT_OK(t, close(d->device_fd));
+	d->device_fd = -1;
+	VT_OK(t, vt_unmap(d->iommu_fd, 0x100000, 4 * PG));
+	VT_OK(t, close(d->iommu_fd));
+	d->iommu_fd = -1;
+	VT_OK(t, close(d->group_fd));
+	d->group_fd = -1;
+	close(held.req);
+	held.req = -1;
+	VT_CHECKF(t, pinned() == pins, "%ld pages pinned after closing all",
+		  pinned() - pins);
 }
 
 /* Plugged back, the device comes up on vfio (new_id) with its node. */
@@ -189,25 +139,25 @@ static void test_hot_readd(struct vt *t, void *arg)
 		vt_skip(t, "%s was never removed", h->name);
 	vt_host("device_add edu,id=edu2,bus=rp0");
 	snprintf(drv_path, sizeof(drv_path), "%s/driver", h->path);
-	CHECKF(t, vt_wait_path(drv_path, 1, READD_WAIT_MS) == 0,
-	       "%s not back with a driver after %d ms", h->name,
-	       READD_WAIT_MS);
+	VT_CHECKF(t, vt_wait_path(drv_path, 1, READD_WAIT_MS) == 0,
+		  "%s not back with a driver after %d ms", h->name,
+		  READD_WAIT_MS);
 	VT_OK(t, vt_device_driver(h->name, drv, sizeof(drv)));
-	CHECKF(t, strcmp(drv, "vfio") == 0, "re-added %s is on '%s'", h->name,
-	       drv);
+	VT_CHECKF(t, strcmp(drv, "vfio") == 0, "re-added %s is on '%s'", h->name,
+		  drv);
 	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(h->name));
-	CHECKF(t, vt_wait_path(node, 1, 3000) == 0, "%s missing", node);
-	CHECKF(t, vt_open_dev(&d, h->name) == 0, "open %s again: %s",
-	       h->name, strerror(errno));
+	VT_CHECKF(t, vt_wait_path(node, 1, 3000) == 0, "%s missing", node);
+	VT_CHECKF(t, vt_open_dev(&d, h->name) == 0, "open %s again: %s",
+		  h->name, strerror(errno));
 	{
 		struct vfio_region_info reg;
 
 		VT_OK(t, vt_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
 					&reg));
-		CHECKF(t, pread(d.device_fd, &id, 4, reg.offset) == 4,
-		       "pread: %s", strerror(errno));
+		VT_CHECKF(t, pread(d.device_fd, &id, 4, reg.offset) == 4,
+			  "pread: %s", strerror(errno));
 	}
-	CHECKF(t, (id & 0xffff) == 0x00ed, "re-added edu2 id 0x%08x", id);
+	VT_CHECKF(t, (id & 0xffff) == 0x00ed, "re-added edu2 id 0x%08x", id);
 	vt_close_dev(&d);
 }
 
