@@ -8,12 +8,10 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <grp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uapi/vfio.h"
@@ -23,88 +21,11 @@
 #define OTHER_UID	1001	/* an unprivileged uid that owns nothing */
 #define EDU_ID_REG	0x00	/* edu BAR0: identification, 0xRRrr00ed */
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
-#define FAIL_PREFIX	"not ok - "
-
-typedef void (*child_fn)(struct vt *t, void *arg);
-
-/*
- * Run fn in a forked child as uid (-1: stay root).  The child's vt lines
- * go to a pipe, not the console: its failure text comes back in msg and
- * the caller decides (after restoring what it changed).  Returns 0 when
- * fn passed, -1 otherwise.
- */
-static int child_run(uid_t uid, child_fn fn, void *arg, const char *name,
-		     char *msg, size_t msglen)
-{
-	size_t len = 0;
-	const char *m;
-	int p[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	msg[0] = '\0';
-	if (pipe(p)) {
-		snprintf(msg, msglen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(msg, msglen, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		struct vt ct = { .prog = "child", .name = name };
-		int j;
-
-		close(p[0]);
-		dup2(p[1], STDOUT_FILENO);
-		close(p[1]);
-		if (uid != (uid_t)-1 &&
-		    (setgroups(0, NULL) || setgid(uid) || setuid(uid))) {
-			printf(FAIL_PREFIX "setuid(%d): %s\n", (int)uid,
-			       strerror(errno));
-			fflush(stdout);
-			_exit(1);
-		}
-		j = setjmp(ct.fail_jmp);
-		if (j == 0)
-			fn(&ct, arg);
-		fflush(stdout);
-		_exit(j);
-	}
-	close(p[1]);
-	while (len < msglen - 1 &&
-	       (n = read(p[0], msg + len, msglen - 1 - len)) > 0)
-		len += n;
-	msg[len] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	while (len && msg[len - 1] == '\n')
-		msg[--len] = '\0';
-	m = strstr(msg, FAIL_PREFIX);
-	if (m)
-		memmove(msg, m + strlen(FAIL_PREFIX),
-			strlen(m + strlen(FAIL_PREFIX)) + 1);
-	if (!msg[0])
-		snprintf(msg, msglen, "child status 0x%x", status);
-	return -1;
-}
-
+/* Run fn(arg) in a child as uid (-1: root); its failure fails the case. */
 #define IN_CHILD(t, uid, fn, arg) do {					\
 	char __msg[1024];						\
-	if (child_run((uid), (fn), (arg), #fn, __msg, sizeof(__msg)))	\
+	if (vt_child_run((uid), (uid), NULL, (fn), (arg), #fn, __msg,	\
+			 sizeof(__msg)))				\
 		vt_fail((t), __FILE__, __LINE__, "uid %d: %s",		\
 			(int)(uid), __msg);				\
 } while (0)
@@ -113,7 +34,7 @@ static int open_group(struct vt *t, const char *dev)
 {
 	int fd = vt_open_group_of(dev);
 
-	CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
+	VT_CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
 	return fd;
 }
 
@@ -133,11 +54,11 @@ static void child_refused(struct vt *t, void *arg)
 	int own;
 
 	VT_OK(t, ioctl(g->a, VFIO_GROUP_GET_INFO, &info));
-	CHECKF(t, info.flags & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "flags 0x%x: MM_LOCKED not shown to another process",
-	       info.flags);
-	CHECKF(t, info.flags & VFIO_GROUP_FLAGS_VIABLE,
-	       "flags 0x%x: VIABLE missing", info.flags);
+	VT_CHECKF(t, info.flags & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "flags 0x%x: MM_LOCKED not shown to another process",
+		  info.flags);
+	VT_CHECKF(t, info.flags & VFIO_GROUP_FLAGS_VIABLE,
+		  "flags 0x%x: VIABLE missing", info.flags);
 	VT_ERRNO(t, ioctl(g->a, VFIO_GROUP_MERGE, &fd), EPERM);
 	VT_ERRNO(t, ioctl(g->a, VFIO_GROUP_UNMERGE), EPERM);
 	VT_ERRNO(t, ioctl(g->a, VFIO_GROUP_GET_IOMMU_FD), EPERM);
@@ -179,7 +100,7 @@ static void child_inherited_iommu(struct vt *t, void *arg)
 	VT_OK(t, ioctl(iommu, VFIO_IOMMU_GET_INFO, &info));
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
 	page[0] = 1;
 	VT_ERRNO(t, vt_map(iommu, page, 0x200000, 4096, 0), EPERM);
 	/* The parent's map at 0x100000 is not the child's to remove. */
@@ -197,13 +118,13 @@ static void test_inherited_iommu_fd(struct vt *t, void *arg)
 	iommu = VT_OK(t, vt_iommu_fd(group));
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
 	page[0] = 1;
 	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
 	pins = vt_pinned_now();
 	IN_CHILD(t, (uid_t)-1, child_inherited_iommu, &iommu);
 	now = vt_pinned_now();
-	CHECKF(t, now == pins, "pinned pages went from %ld to %ld", pins, now);
+	VT_CHECKF(t, now == pins, "pinned pages went from %ld to %ld", pins, now);
 	/* Our map survived the child's attempt. */
 	VT_ERRNO(t, vt_map(iommu, page, 0x100000, 4096, 0), EBUSY);
 	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));
@@ -241,13 +162,13 @@ static void child_takes(struct vt *t, void *arg)
 	int iommu, dev;
 
 	VT_OK(t, vt_group_flags(group, &flags));
-	CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "flags 0x%x: still MM_LOCKED after the owner let go", flags);
+	VT_CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "flags 0x%x: still MM_LOCKED after the owner let go", flags);
 	iommu = VT_OK(t, vt_iommu_fd(group));
 	dev = VT_OK(t, vt_device_fd(group, arg));
 	VT_OK(t, vt_group_flags(group, &flags));
-	CHECKF(t, flags & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "flags 0x%x: the new owner is not shown", flags);
+	VT_CHECKF(t, flags & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "flags 0x%x: the new owner is not shown", flags);
 	close(dev);
 	close(iommu);
 	close(group);
@@ -295,10 +216,10 @@ static void node_save(struct vt *t, struct node *n, const char *dev)
 {
 	int grp = vt_group_id(dev);
 
-	CHECKF(t, grp >= 0, "no iommu_group for %s", dev);
+	VT_CHECKF(t, grp >= 0, "no iommu_group for %s", dev);
 	snprintf(n->path, sizeof(n->path), "/dev/vfio/pci:%d", grp);
-	CHECKF(t, stat(n->path, &n->st) == 0, "stat %s: %s", n->path,
-	       strerror(errno));
+	VT_CHECKF(t, stat(n->path, &n->st) == 0, "stat %s: %s", n->path,
+		  strerror(errno));
 }
 
 static void node_restore(struct node *n)
@@ -319,17 +240,17 @@ static void child_user_drives(struct vt *t, void *arg)
 	(void)arg;
 	group = VT_OK(t, vt_open_group_of(VT_EDU0));
 	VT_OK(t, vt_group_flags(group, &flags));
-	CHECKF(t, flags & VFIO_GROUP_FLAGS_VIABLE, "flags 0x%x", flags);
+	VT_CHECKF(t, flags & VFIO_GROUP_FLAGS_VIABLE, "flags 0x%x", flags);
 	iommu = VT_OK(t, vt_iommu_fd(group));
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
 	VT_OK(t, vt_map(iommu, buf, 0x100000, 4096, 0));
 	dev = VT_OK(t, vt_device_fd(group, VT_EDU0));
 	VT_OK(t, vt_region_info(dev, VFIO_PCI_BAR0_REGION_INDEX, &reg));
-	CHECKF(t, pread(dev, &id, 4, reg.offset + EDU_ID_REG) == 4,
-	       "pread BAR0: %s", strerror(errno));
-	CHECKF(t, (id & 0xffff) == 0x00ed, "edu id register 0x%08x", id);
+	VT_CHECKF(t, pread(dev, &id, 4, reg.offset + EDU_ID_REG) == 4,
+		  "pread BAR0: %s", strerror(errno));
+	VT_CHECKF(t, (id & 0xffff) == 0x00ed, "edu id register 0x%08x", id);
 	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));
 	close(dev);
 	close(iommu);
@@ -342,64 +263,58 @@ static void child_open_refused(struct vt *t, void *arg)
 
 	errno = 0;
 	fd = vt_open_group_of(arg);
-	CHECKF(t, fd < 0 && errno == EACCES,
-	       "open the group of %s as uid %d: fd %d, %s (want EACCES)",
-	       (const char *)arg, (int)getuid(), fd, strerror(errno));
+	VT_CHECKF(t, fd < 0 && errno == EACCES,
+		  "open the group of %s as uid %d: fd %d, %s (want EACCES)",
+		  (const char *)arg, (int)getuid(), fd, strerror(errno));
+}
+
+/*
+ * Give the group node of edu0 to VT_USER_UID (mode 0600), run fn as uid
+ * in a child, and put the node back before judging.
+ */
+static void with_user_node(struct vt *t, uid_t uid, vt_child_fn fn,
+			   void *arg, const char *name)
+{
+	char msg[1024];
+	struct node n;
+	int ret = -1;
+
+	node_save(t, &n, VT_EDU0);
+	if (chown(n.path, VT_USER_UID, VT_USER_GID) == 0 &&
+	    chmod(n.path, 0600) == 0)
+		ret = vt_child_run(uid, uid, NULL, fn, arg, name, msg,
+				   sizeof(msg));
+	else
+		snprintf(msg, sizeof(msg), "chown/chmod %s: %s", n.path,
+			 strerror(errno));
+	node_restore(&n);
+	VT_CHECKF(t, ret == 0, "uid %d: %s", (int)uid, msg);
 }
 
 static void test_nonroot_user(struct vt *t, void *arg)
 {
-	char msg[1024];
-	struct node n;
-	int ret = -1;
-
 	(void)arg;
-	node_save(t, &n, VT_EDU0);
-	if (chown(n.path, VT_USER_UID, VT_USER_GID) == 0 &&
-	    chmod(n.path, 0600) == 0)
-		ret = child_run(VT_USER_UID, child_user_drives, NULL,
-				"user_drives", msg, sizeof(msg));
-	else
-		snprintf(msg, sizeof(msg), "chown/chmod %s: %s", n.path,
-			 strerror(errno));
-	node_restore(&n);
-	CHECKF(t, ret == 0, "uid %d: %s", VT_USER_UID, msg);
+	with_user_node(t, VT_USER_UID, child_user_drives, NULL,
+		       "user_drives");
 }
 
 static void test_other_uid_eacces(struct vt *t, void *arg)
 {
-	char msg[1024];
-	struct node n;
-	int ret = -1;
-
 	(void)arg;
-	node_save(t, &n, VT_EDU0);
-	if (chown(n.path, VT_USER_UID, VT_USER_GID) == 0 &&
-	    chmod(n.path, 0600) == 0)
-		ret = child_run(OTHER_UID, child_open_refused, VT_EDU0,
-				"open_refused", msg, sizeof(msg));
-	else
-		snprintf(msg, sizeof(msg), "chown/chmod %s: %s", n.path,
-			 strerror(errno));
-	node_restore(&n);
-	CHECKF(t, ret == 0, "uid %d: %s", OTHER_UID, msg);
+	with_user_node(t, OTHER_UID, child_open_refused, VT_EDU0,
+		       "open_refused");
 }
-
-#define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
-} while (0)
 
 int main(void)
 {
 	struct vt t = { .prog = "t-owner" };
 
-	RUN(&t, test_other_process_eperm);
-	RUN(&t, test_inherited_iommu_fd);
-	RUN(&t, test_device_fd_owns);
-	RUN(&t, test_owner_closes_all);
-	RUN(&t, test_owner_keeps_group_fd);
-	RUN(&t, test_nonroot_user);
-	RUN(&t, test_other_uid_eacces);
+	VT_RUN_CLOSE(&t, test_other_process_eperm);
+	VT_RUN_CLOSE(&t, test_inherited_iommu_fd);
+	VT_RUN_CLOSE(&t, test_device_fd_owns);
+	VT_RUN_CLOSE(&t, test_owner_closes_all);
+	VT_RUN_CLOSE(&t, test_owner_keeps_group_fd);
+	VT_RUN_CLOSE(&t, test_nonroot_user);
+	VT_RUN_CLOSE(&t, test_other_uid_eacces);
 	return vt_done(&t);
 }

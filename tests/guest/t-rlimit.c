@@ -12,7 +12,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uapi/vfio.h"
@@ -24,63 +23,19 @@
 #define SMALL_LIMIT	(64 * 1024)	/* RLIMIT_MEMLOCK for the child */
 #define HUGE_2M		(2UL << 20)
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
-#define FAIL_PREFIX	"not ok - "
-
-typedef void (*child_fn)(struct vt *t, void *arg);
-
 /*
- * Run fn in a forked child; its vt lines go to a pipe and a failure comes
- * back as the parent's failure.  prep runs first in the child, outside
- * the checks (privilege changes).
+ * Run fn in a forked child; a failure there comes back as the parent's
+ * failure.  prep runs first in the child, outside the checks (privilege
+ * changes).
  */
-static void in_child(struct vt *t, child_fn prep, child_fn fn, void *arg)
+static void in_child(struct vt *t, vt_child_fn prep, vt_child_fn fn,
+		     void *arg)
 {
 	char msg[1024];
-	size_t len = 0;
-	const char *m;
-	int p[2], status;
-	ssize_t n;
-	pid_t pid;
 
-	VT_OK(t, pipe(p));
-	fflush(stdout);
-	pid = VT_OK(t, fork());
-	if (pid == 0) {
-		struct vt ct = { .prog = "child", .name = t->name };
-		int j;
-
-		close(p[0]);
-		dup2(p[1], STDOUT_FILENO);
-		close(p[1]);
-		j = setjmp(ct.fail_jmp);
-		if (j == 0) {
-			if (prep)
-				prep(&ct, arg);
-			fn(&ct, arg);
-		}
-		fflush(stdout);
-		_exit(j);
-	}
-	close(p[1]);
-	while (len < sizeof(msg) - 1 &&
-	       (n = read(p[0], msg + len, sizeof(msg) - 1 - len)) > 0)
-		len += n;
-	msg[len] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		CHECKF(t, errno == EINTR, "waitpid: %s", strerror(errno));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return;
-	while (len && msg[len - 1] == '\n')
-		msg[--len] = '\0';
-	m = strstr(msg, FAIL_PREFIX);
-	vt_fail(t, __FILE__, __LINE__, "in the child: %s (status 0x%x)",
-		m ? m + strlen(FAIL_PREFIX) : msg, status);
+	if (vt_child_run((uid_t)-1, (gid_t)-1, prep, fn, arg, t->name, msg,
+			 sizeof(msg)))
+		vt_fail(t, __FILE__, __LINE__, "in the child: %s", msg);
 }
 
 static long pinned(struct vt *t)
@@ -97,8 +52,8 @@ static long locked_kb(struct vt *t)
 {
 	long kb = vt_locked_kb(0);
 
-	CHECKF(t, kb >= 0, "no VmLck in /proc/self/status: %s",
-	       strerror(errno));
+	VT_CHECKF(t, kb >= 0, "no VmLck in /proc/self/status: %s",
+		  strerror(errno));
 	return kb;
 }
 
@@ -117,12 +72,12 @@ static void acct_start(struct vt *t, struct acct *a)
 #define CHECK_ACCT(t, a, pages) do {					\
 	long __p = pinned(t), __k = locked_kb(t);			\
 	long __want = (long)(pages);					\
-	CHECKF((t), __p == (a)->pins + __want,				\
-	       "%ld pages pinned, want %ld + %ld", __p, (a)->pins,	\
-	       __want);							\
-	CHECKF((t), __k == (a)->kb + __want * 4,			\
-	       "VmLck %ld kB, want %ld + %ld", __k, (a)->kb,		\
-	       __want * 4);						\
+	VT_CHECKF((t), __p == (a)->pins + __want,			\
+		  "%ld pages pinned, want %ld + %ld", __p, (a)->pins,	\
+		  __want);						\
+	VT_CHECKF((t), __k == (a)->kb + __want * 4,			\
+		  "VmLck %ld kB, want %ld + %ld", __k, (a)->kb,		\
+		  __want * 4);						\
 } while (0)
 
 static void *anon(struct vt *t, size_t len)
@@ -130,7 +85,7 @@ static void *anon(struct vt *t, size_t len)
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	CHECKF(t, p != MAP_FAILED, "mmap %zu bytes: %s", len, strerror(errno));
+	VT_CHECKF(t, p != MAP_FAILED, "mmap %zu bytes: %s", len, strerror(errno));
 	memset(p, 0x33, len);
 	return p;
 }
@@ -143,8 +98,8 @@ struct owner {
 static void owner_open(struct vt *t, struct owner *o)
 {
 	o->group = vt_open_group_of(VT_TESTDEV0);
-	CHECKF(t, o->group >= 0, "open the group of %s: %s", VT_TESTDEV0,
-	       strerror(errno));
+	VT_CHECKF(t, o->group >= 0, "open the group of %s: %s", VT_TESTDEV0,
+		  strerror(errno));
 	o->iommu = VT_OK(t, vt_iommu_fd(o->group));
 }
 
@@ -182,7 +137,7 @@ static void test_pins_thp(struct vt *t, void *arg)
 	owner_open(t, &o);
 	raw = mmap(NULL, len + HUGE_2M, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, raw != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, raw != MAP_FAILED, "mmap: %s", strerror(errno));
 	buf = (uint8_t *)(((uintptr_t)raw + HUGE_2M - 1) & ~(HUGE_2M - 1));
 	madvise(buf, len, MADV_HUGEPAGE);
 	memset(buf, 0x44, len);
@@ -259,7 +214,7 @@ static void prep_limited_user(struct vt *t, void *arg)
 	struct owner *o = arg;
 
 	o->group = vt_open_group_of(VT_TESTDEV0);
-	CHECKF(t, o->group >= 0, "open the group: %s", strerror(errno));
+	VT_CHECKF(t, o->group >= 0, "open the group: %s", strerror(errno));
 	VT_OK(t, setrlimit(RLIMIT_MEMLOCK, &rl));
 	VT_OK(t, setgroups(0, NULL));
 	VT_OK(t, setgid(VT_USER_GID));
@@ -272,7 +227,7 @@ static void prep_limited_root(struct vt *t, void *arg)
 	struct owner *o = arg;
 
 	o->group = vt_open_group_of(VT_TESTDEV0);
-	CHECKF(t, o->group >= 0, "open the group: %s", strerror(errno));
+	VT_CHECKF(t, o->group >= 0, "open the group: %s", strerror(errno));
 	VT_OK(t, setrlimit(RLIMIT_MEMLOCK, &rl));
 }
 
@@ -315,8 +270,8 @@ static void test_rlimit_enomem(struct vt *t, void *arg)
 	(void)arg;
 	start = pinned(t);
 	in_child(t, prep_limited_user, child_over_limit, &o);
-	CHECKF(t, pinned(t) == start, "%ld pages still pinned after the "
-	       "child exited", pinned(t) - start);
+	VT_CHECKF(t, pinned(t) == start, "%ld pages still pinned after the "
+		  "child exited", pinned(t) - start);
 }
 
 static void child_exempt(struct vt *t, void *arg)
@@ -330,8 +285,8 @@ static void child_exempt(struct vt *t, void *arg)
 	buf = anon(t, npages * PG);
 	a.pins = pinned(t);
 	VT_OK(t, vt_map(o->iommu, buf, 0x1000000, npages * PG, RW));
-	CHECKF(t, pinned(t) == a.pins + (long)npages,
-	       "%ld pinned, want %ld", pinned(t), a.pins + (long)npages);
+	VT_CHECKF(t, pinned(t) == a.pins + (long)npages,
+		  "%ld pinned, want %ld", pinned(t), a.pins + (long)npages);
 	VT_OK(t, vt_unmap(o->iommu, 0x1000000, npages * PG));
 	close(o->iommu);
 	close(o->group);
@@ -346,20 +301,15 @@ static void test_cap_ipc_lock_exempt(struct vt *t, void *arg)
 	in_child(t, prep_limited_root, child_exempt, &o);
 }
 
-#define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
-} while (0)
-
 int main(void)
 {
 	struct vt t = { .prog = "t-rlimit" };
 
-	RUN(&t, test_pins_follow_maps);
-	RUN(&t, test_pins_thp);
-	RUN(&t, test_pins_hugetlbfs);
-	RUN(&t, test_close_uncharges);
-	RUN(&t, test_rlimit_enomem);
-	RUN(&t, test_cap_ipc_lock_exempt);
+	VT_RUN_CLOSE(&t, test_pins_follow_maps);
+	VT_RUN_CLOSE(&t, test_pins_thp);
+	VT_RUN_CLOSE(&t, test_pins_hugetlbfs);
+	VT_RUN_CLOSE(&t, test_close_uncharges);
+	VT_RUN_CLOSE(&t, test_rlimit_enomem);
+	VT_RUN_CLOSE(&t, test_cap_ipc_lock_exempt);
 	return vt_done(&t);
 }
