@@ -47,11 +47,6 @@
 #define MSIX_ENABLE	0x8000
 #define MAXV		8
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 struct nic {
 	char name[VT_DEV_NAME_LEN];
 	int present;		/* 1 bound to vfio, 0 absent, -1 bind failed */
@@ -77,10 +72,10 @@ static uint32_t real_cfg(struct vt *t, struct nic *n, uint32_t off,
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config",
 		 n->name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
+	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
 	r = pread(fd, &v, len, off);
 	close(fd);
-	CHECKF(t, r == (ssize_t)len, "read %s at 0x%x", path, off);
+	VT_CHECKF(t, r == (ssize_t)len, "read %s at 0x%x", path, off);
 	return v;
 }
 
@@ -88,48 +83,33 @@ static uint32_t cfg_rd(struct vt *t, struct nic *n, uint32_t off, size_t len)
 {
 	uint32_t v = 0;
 
-	CHECKF(t, pread(n->d.device_fd, &v, len,
-			roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
-	       (ssize_t)len, "pread config 0x%x: %s", off, strerror(errno));
+	VT_CHECKF(t, pread(n->d.device_fd, &v, len,
+			   roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+		  (ssize_t)len, "pread config 0x%x: %s", off, strerror(errno));
 	return v;
 }
 
 static void cfg_wr(struct vt *t, struct nic *n, uint32_t off, size_t len,
 		   uint32_t v)
 {
-	CHECKF(t, pwrite(n->d.device_fd, &v, len,
-			 roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
-	       (ssize_t)len, "pwrite config 0x%x: %s", off, strerror(errno));
+	VT_CHECKF(t, pwrite(n->d.device_fd, &v, len,
+			    roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+		  (ssize_t)len, "pwrite config 0x%x: %s", off, strerror(errno));
 }
 
 static void reg_wr(struct vt *t, struct nic *n, uint32_t reg, uint32_t v)
 {
-	CHECKF(t, pwrite(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
-	       "pwrite BAR0+0x%x: %s", reg, strerror(errno));
+	VT_CHECKF(t, pwrite(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
+		  "pwrite BAR0+0x%x: %s", reg, strerror(errno));
 }
 
 static uint32_t reg_rd(struct vt *t, struct nic *n, uint32_t reg)
 {
 	uint32_t v = 0;
 
-	CHECKF(t, pread(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
-	       "pread BAR0+0x%x: %s", reg, strerror(errno));
+	VT_CHECKF(t, pread(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
+		  "pread BAR0+0x%x: %s", reg, strerror(errno));
 	return v;
-}
-
-static int irq_listed(const char *action)
-{
-	char line[512];
-	int found = 0;
-	FILE *f = fopen("/proc/interrupts", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, action))
-			found = 1;
-	fclose(f);
-	return found;
 }
 
 /* Interrupts counted so far (all CPUs) for the line naming action. */
@@ -172,7 +152,7 @@ static int vectors_listed(struct nic *n)
 	for (i = 0; i < n->nvec; i++) {
 		snprintf(action, sizeof(action), "vfio-msix[%u](%s)", i,
 			 n->name);
-		cnt += irq_listed(action) == 1;
+		cnt += vt_irq_listed(action) == 1;
 	}
 	return cnt;
 }
@@ -182,15 +162,15 @@ static void nic_open(struct vt *t, struct nic *n)
 	uint32_t pos;
 	int guard = 48, i;
 
-	CHECKF(t, n->present >= 0, "%s could not be bound to vfio", n->name);
+	VT_CHECKF(t, n->present >= 0, "%s could not be bound to vfio", n->name);
 	if (!n->present)
 		vt_skip(t, "no e1000e (run with --qemu-args \"-device "
 			"e1000e,addr=06.0\")");
-	CHECKF(t, vt_open_dev(&n->d, n->name) == 0, "open %s: %s", n->name,
-	       strerror(errno));
+	VT_CHECKF(t, vt_open_dev(&n->d, n->name) == 0, "open %s: %s", n->name,
+		  strerror(errno));
 	for (i = 0; i < MAXV; i++) {
 		n->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		CHECKF(t, n->efd[i] >= 0, "eventfd: %s", strerror(errno));
+		VT_CHECKF(t, n->efd[i] >= 0, "eventfd: %s", strerror(errno));
 	}
 	n->msix_pos = 0;
 	pos = cfg_rd(t, n, 0x34, 1) & ~3U;
@@ -201,9 +181,9 @@ static void nic_open(struct vt *t, struct nic *n)
 		}
 		pos = cfg_rd(t, n, pos + 1, 1) & ~3U;
 	}
-	CHECKF(t, n->msix_pos, "no MSI-X capability");
+	VT_CHECKF(t, n->msix_pos, "no MSI-X capability");
 	n->nvec = (cfg_rd(t, n, n->msix_pos + 2, 2) & 0x7ff) + 1;
-	CHECKF(t, n->nvec <= MAXV, "%u MSI-X vectors", n->nvec);
+	VT_CHECKF(t, n->nvec <= MAXV, "%u MSI-X vectors", n->nvec);
 }
 
 static void nic_close(struct nic *n)
@@ -234,24 +214,24 @@ static void test_info(struct vt *t, void *arg)
 	nic_open(t, n);
 	irq.index = VFIO_PCI_MSIX_IRQ_INDEX;
 	VT_OK(t, ioctl(n->d.device_fd, VFIO_DEVICE_GET_IRQ_INFO, &irq));
-	CHECKF(t, irq.count == n->nvec && irq.flags == 0,
-	       "MSI-X: count %u flags 0x%x, table size %u", irq.count,
-	       irq.flags, n->nvec);
+	VT_CHECKF(t, irq.count == n->nvec && irq.flags == 0,
+		  "MSI-X: count %u flags 0x%x, table size %u", irq.count,
+		  irq.flags, n->nvec);
 
 	/* PCIe: 4 KiB of config space, all of it readable. */
 	reg.index = VFIO_PCI_CONFIG_REGION_INDEX;
 	VT_OK(t, ioctl(n->d.device_fd, VFIO_DEVICE_GET_REGION_INFO, &reg));
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config",
 		 n->name);
-	CHECKF(t, stat(path, &st) == 0, "stat %s", path);
-	CHECKF(t, reg.size == (uint64_t)st.st_size && reg.size == 4096,
-	       "config region 0x%llx, sysfs %lld",
-	       (unsigned long long)reg.size, (long long)st.st_size);
-	CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
-	       "extended config differs");
+	VT_CHECKF(t, stat(path, &st) == 0, "stat %s", path);
+	VT_CHECKF(t, reg.size == (uint64_t)st.st_size && reg.size == 4096,
+		  "config region 0x%llx, sysfs %lld",
+		  (unsigned long long)reg.size, (long long)st.st_size);
+	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
+		  "extended config differs");
 	cfg_wr(t, n, 0x100, 4, ~cfg_rd(t, n, 0x100, 4));
-	CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
-	       "extended config write not dropped");
+	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
+		  "extended config write not dropped");
 	nic_close(n);
 }
 
@@ -278,19 +258,19 @@ static void test_msix_enable(struct vt *t, void *arg)
 	VT_ERRNO(t, ioctl(n->d.device_fd, VFIO_DEVICE_SET_IRQ_EVENTFDS, &s),
 		 EINVAL);
 
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      n->nvec, fds) == 0, "enable MSI-X: %s",
-	       strerror(errno));
-	CHECKF(t, vectors_listed(n) == (int)n->nvec, "%d of %u vectors "
-	       "registered", vectors_listed(n), n->nvec);
-	CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
-	       "MSI-X not enabled in the device");
-	CHECKF(t, cfg_rd(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
-	       "MSI-X enable not shown");
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 n->nvec, fds) == 0, "enable MSI-X: %s",
+		  strerror(errno));
+	VT_CHECKF(t, vectors_listed(n) == (int)n->nvec, "%d of %u vectors "
+		  "registered", vectors_listed(n), n->nvec);
+	VT_CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
+		  "MSI-X not enabled in the device");
+	VT_CHECKF(t, cfg_rd(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
+		  "MSI-X enable not shown");
 	/* The user cannot switch it off behind the kernel's back. */
 	cfg_wr(t, n, n->msix_pos + 2, 2, 0);
-	CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
-	       "user write reached the MSI-X control");
+	VT_CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
+		  "user write reached the MSI-X control");
 
 	/* MSI and INTx conflict with it. */
 	VT_ERRNO(t, vt_set_irq_eventfds(n->d.device_fd,
@@ -300,18 +280,18 @@ static void test_msix_enable(struct vt *t, void *arg)
 		 EBUSY);
 
 	/* Fewer vectors: re-enabled with 2. */
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      2, fds) == 0, "2 vectors: %s",
-	       strerror(errno));
-	CHECKF(t, vectors_listed(n) == 2, "%d vectors after shrinking",
-	       vectors_listed(n));
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 2, fds) == 0, "2 vectors: %s",
+		  strerror(errno));
+	VT_CHECKF(t, vectors_listed(n) == 2, "%d vectors after shrinking",
+		  vectors_listed(n));
 
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      0, NULL) == 0, "disable: %s",
-	       strerror(errno));
-	CHECKF(t, vectors_listed(n) == 0, "vectors left after count 0");
-	CHECKF(t, !(real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE),
-	       "MSI-X still on after count 0");
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 0, NULL) == 0, "disable: %s",
+		  strerror(errno));
+	VT_CHECKF(t, vectors_listed(n) == 0, "vectors left after count 0");
+	VT_CHECKF(t, !(real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE),
+		  "MSI-X still on after count 0");
 	nic_close(n);
 }
 
@@ -336,29 +316,29 @@ static void test_msix_delivery(struct vt *t, void *arg)
 
 	nic_open(t, n);
 	snprintf(vec2, sizeof(vec2), "vfio-msix[2](%s)", n->name);
-	CHECKF(t, n->nvec >= 3, "only %u vectors", n->nvec);
+	VT_CHECKF(t, n->nvec >= 3, "only %u vectors", n->nvec);
 	cmd = cfg_rd(t, n, CFG_COMMAND, 2);
 	cfg_wr(t, n, CFG_COMMAND, 2, cmd | CMD_MEMORY | CMD_MASTER);
 	for (i = 0; i < n->nvec; i++)
 		fds[i] = n->efd[i];
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      n->nvec, fds) == 0, "enable MSI-X: %s",
-	       strerror(errno));
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 n->nvec, fds) == 0, "enable MSI-X: %s",
+		  strerror(errno));
 
 	/* RXQ0 -> vector 2, TXQ0 -> vector 1. */
 	reg_wr(t, n, E1000_IVAR, (IVAR_VALID | 2) | (IVAR_VALID | 1) << 8);
 	reg_wr(t, n, E1000_IMS, CAUSE_RXQ0 | CAUSE_TXQ0);
 
 	raise_cause(t, n, CAUSE_TXQ0);
-	CHECKF(t, fired(n->efd[1], IRQ_WAIT_MS), "no MSI-X on vector 1");
-	CHECKF(t, reg_rd(t, n, E1000_ICR) & CAUSE_TXQ0, "ICR lacks TXQ0");
-	CHECKF(t, !fired(n->efd[2], 0) && !fired(n->efd[0], 0),
-	       "TXQ0 reached another vector");
+	VT_CHECKF(t, fired(n->efd[1], IRQ_WAIT_MS), "no MSI-X on vector 1");
+	VT_CHECKF(t, reg_rd(t, n, E1000_ICR) & CAUSE_TXQ0, "ICR lacks TXQ0");
+	VT_CHECKF(t, !fired(n->efd[2], 0) && !fired(n->efd[0], 0),
+		  "TXQ0 reached another vector");
 	raise_cause(t, n, CAUSE_RXQ0);
-	CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no MSI-X on vector 2");
-	CHECKF(t, !fired(n->efd[1], 0), "RXQ0 reached vector 1");
+	VT_CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no MSI-X on vector 2");
+	VT_CHECKF(t, !fired(n->efd[1], 0), "RXQ0 reached vector 1");
 	raise_cause(t, n, CAUSE_RXQ0);
-	CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no second MSI-X on vector 2");
+	VT_CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no second MSI-X on vector 2");
 
 	/*
 	 * Vector 2 unconnected (-1): its interrupt still arrives (the count
@@ -366,28 +346,28 @@ static void test_msix_delivery(struct vt *t, void *arg)
 	 * to another eventfd.
 	 */
 	fds[2] = -1;
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      n->nvec, fds) == 0, "unset vector 2: %s",
-	       strerror(errno));
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 n->nvec, fds) == 0, "unset vector 2: %s",
+		  strerror(errno));
 	before = irq_count(vec2);
 	raise_cause(t, n, CAUSE_RXQ0);
-	CHECKF(t, !fired(n->efd[2], QUIET_MS), "unset vector still signals");
-	CHECKF(t, before >= 0 && irq_count(vec2) > before,
-	       "no interrupt counted on the unset vector (%ld -> %ld)",
-	       before, irq_count(vec2));
+	VT_CHECKF(t, !fired(n->efd[2], QUIET_MS), "unset vector still signals");
+	VT_CHECKF(t, before >= 0 && irq_count(vec2) > before,
+		  "no interrupt counted on the unset vector (%ld -> %ld)",
+		  before, irq_count(vec2));
 	fds[2] = n->efd[5 % MAXV];
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      n->nvec, fds) == 0, "set vector 2: %s",
-	       strerror(errno));
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 n->nvec, fds) == 0, "set vector 2: %s",
+		  strerror(errno));
 	raise_cause(t, n, CAUSE_RXQ0);
-	CHECKF(t, fired(n->efd[5 % MAXV], IRQ_WAIT_MS),
-	       "no MSI-X on the new eventfd of vector 2");
+	VT_CHECKF(t, fired(n->efd[5 % MAXV], IRQ_WAIT_MS),
+		  "no MSI-X on the new eventfd of vector 2");
 
 	reg_wr(t, n, E1000_IMC, ~0U);
 	reg_wr(t, n, E1000_ICR, ~0U);
-	CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-				      0, NULL) == 0, "disable: %s",
-	       strerror(errno));
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 0, NULL) == 0, "disable: %s",
+		  strerror(errno));
 	nic_close(n);
 }
 

@@ -25,11 +25,6 @@
 #define KLOG_READ_ALL	3
 #define KLOG_SIZE	10
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 /* Is needle in the kernel log? */
 static int klog_has(const char *needle)
 {
@@ -55,8 +50,8 @@ static int klog_has(const char *needle)
 
 static void sysfs_write(struct vt *t, const char *path, const char *s)
 {
-	CHECKF(t, vt_write_file(path, s) == 0, "write '%s' to %s: %s", s,
-	       path, strerror(errno));
+	VT_CHECKF(t, vt_write_file(path, s) == 0, "write '%s' to %s: %s", s,
+		  path, strerror(errno));
 }
 
 /* The root port above edu2, e.g. "0000:00:05.0", into port. */
@@ -80,13 +75,13 @@ static void test_bridge_refused(struct vt *t, void *arg)
 	edu2_port(t, port, sizeof(port));
 	snprintf(path, sizeof(path), DEVS "/%s/config", port);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
-	CHECKF(t, pread(fd, &type, 1, 0x0e) == 1, "read header type");
+	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
+	VT_CHECKF(t, pread(fd, &type, 1, 0x0e) == 1, "read header type");
 	close(fd);
-	CHECKF(t, (type & 0x7f) == 1, "%s header type 0x%x, not a bridge",
-	       port, type);
+	VT_CHECKF(t, (type & 0x7f) == 1, "%s header type 0x%x, not a bridge",
+		  port, type);
 	VT_OK(t, vt_device_driver(port, drv, sizeof(drv)));
-	CHECKF(t, !strcmp(drv, "pcieport"), "%s on driver '%s'", port, drv);
+	VT_CHECKF(t, !strcmp(drv, "pcieport"), "%s on driver '%s'", port, drv);
 
 	/* Off pcieport, offered to vfio alone. */
 	VT_OK(t, vt_unbind(port));
@@ -105,18 +100,18 @@ static void test_bridge_refused(struct vt *t, void *arg)
 		sysfs_write(t, "/sys/bus/pci/drivers/pcieport/bind", port);
 	}
 	VT_OK(t, vt_device_driver(port, drv, sizeof(drv)));
-	CHECKF(t, !strcmp(drv, "pcieport"), "%s not back on pcieport: '%s'",
-	       port, drv);
+	VT_CHECKF(t, !strcmp(drv, "pcieport"), "%s not back on pcieport: '%s'",
+		  port, drv);
 
-	CHECKF(t, got[0] == '\0', "bridge ended on driver '%s'", got);
+	VT_CHECKF(t, got[0] == '\0', "bridge ended on driver '%s'", got);
 	/* 6.1 and 6.12 word the driver core's message differently. */
 	snprintf(msg, sizeof(msg), "vfio: probe of %s failed with error -22",
 		 port);
 	snprintf(path, sizeof(path),
 		 "vfio %s: probe with driver vfio failed with error -22",
 		 port);
-	CHECKF(t, klog_has(msg) == 1 || klog_has(path) == 1,
-	       "no '%s' in the kernel log", msg);
+	VT_CHECKF(t, klog_has(msg) == 1 || klog_has(path) == 1,
+		  "no '%s' in the kernel log", msg);
 }
 
 static void test_driver_override(struct vt *t, void *arg)
@@ -128,8 +123,8 @@ static void test_driver_override(struct vt *t, void *arg)
 	/* edu1 off vfio, then back through driver_override, not new_id. */
 	VT_OK(t, vt_unbind(VT_EDU1));
 	VT_OK(t, vt_bind_vfio(VT_EDU1));
-	CHECKF(t, vt_open_dev(&d, VT_EDU1) == 0, "open edu1: %s",
-	       strerror(errno));
+	VT_CHECKF(t, vt_open_dev(&d, VT_EDU1) == 0, "open edu1: %s",
+		  strerror(errno));
 	if (pread(d.device_fd, &id, 4, 0) != 4 || id != 0x010000ed) {
 		vt_close_dev(&d);
 		vt_fail(t, __FILE__, __LINE__, "edu1 id 0x%08x", id);
@@ -145,14 +140,14 @@ static void test_module_info(struct vt *t, void *arg)
 	VT_OK(t, vt_read_file("/sys/module/vfio_pci/version", ours,
 			      sizeof(ours)));
 	VT_OK(t, vt_read_file("/sys/module/vfio/version", core, sizeof(core)));
-	CHECKF(t, !strcmp(ours, core), "vfio_pci %s, vfio %s", ours, core);
+	VT_CHECKF(t, !strcmp(ours, core), "vfio_pci %s, vfio %s", ours, core);
 	VT_OK(t, vt_read_file("/sys/module/vfio_pci/parameters/"
 			      "allow_unsafe_interrupts", unsafe,
 			      sizeof(unsafe)));
-	CHECKF(t, !strcmp(unsafe, "N"), "allow_unsafe_interrupts=%s", unsafe);
+	VT_CHECKF(t, !strcmp(unsafe, "N"), "allow_unsafe_interrupts=%s", unsafe);
 	/* No id table: only what new_id/driver_override name is bound. */
-	CHECKF(t, access("/sys/bus/pci/drivers/vfio/new_id", W_OK) == 0,
-	       "no new_id");
+	VT_CHECKF(t, access("/sys/bus/pci/drivers/vfio/new_id", W_OK) == 0,
+		  "no new_id");
 }
 
 int main(void)

@@ -68,11 +68,6 @@
 #define MSI_ADDR_LO	4
 #define MSI_ENABLE	0x0001
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 #define NEFD	4
 
 /*
@@ -115,15 +110,15 @@ static void ctx_cleanup(struct ctx *c)
 
 static int dev_open(struct vt *t, struct ctx *c, const char *name)
 {
-	CHECKF(t, vt_open_dev(&c->d, name) == 0, "open %s: %s", name,
-	       strerror(errno));
+	VT_CHECKF(t, vt_open_dev(&c->d, name) == 0, "open %s: %s", name,
+		  strerror(errno));
 	return c->d.device_fd;
 }
 
 static int efd_new(struct vt *t, struct ctx *c, int i)
 {
 	c->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	CHECKF(t, c->efd[i] >= 0, "eventfd: %s", strerror(errno));
+	VT_CHECKF(t, c->efd[i] >= 0, "eventfd: %s", strerror(errno));
 	return c->efd[i];
 }
 
@@ -138,32 +133,32 @@ static uint32_t bar_rd(struct vt *t, int fd, uint32_t reg)
 {
 	uint32_t v = 0;
 
-	CHECKF(t, pread(fd, &v, 4, roff(0) + reg) == 4,
-	       "pread BAR0+0x%x: %s", reg, strerror(errno));
+	VT_CHECKF(t, pread(fd, &v, 4, roff(0) + reg) == 4,
+		  "pread BAR0+0x%x: %s", reg, strerror(errno));
 	return v;
 }
 
 static void bar_wr(struct vt *t, int fd, uint32_t reg, uint32_t v)
 {
-	CHECKF(t, pwrite(fd, &v, 4, roff(0) + reg) == 4,
-	       "pwrite BAR0+0x%x: %s", reg, strerror(errno));
+	VT_CHECKF(t, pwrite(fd, &v, 4, roff(0) + reg) == 4,
+		  "pwrite BAR0+0x%x: %s", reg, strerror(errno));
 }
 
 static uint32_t cfg_rd(struct vt *t, int fd, uint32_t off, size_t len)
 {
 	uint32_t v = 0;
 
-	CHECKF(t, pread(fd, &v, len, roff(VFIO_PCI_CONFIG_REGION_INDEX) + off)
-	       == (ssize_t)len, "pread config 0x%x/%zu: %s", off, len,
-	       strerror(errno));
+	VT_CHECKF(t, pread(fd, &v, len, roff(VFIO_PCI_CONFIG_REGION_INDEX) + off)
+		  == (ssize_t)len, "pread config 0x%x/%zu: %s", off, len,
+		  strerror(errno));
 	return v;
 }
 
 static void cfg_wr(struct vt *t, int fd, uint32_t off, size_t len, uint32_t v)
 {
-	CHECKF(t, pwrite(fd, &v, len, roff(VFIO_PCI_CONFIG_REGION_INDEX) + off)
-	       == (ssize_t)len, "pwrite config 0x%x/%zu: %s", off, len,
-	       strerror(errno));
+	VT_CHECKF(t, pwrite(fd, &v, len, roff(VFIO_PCI_CONFIG_REGION_INDEX) + off)
+		  == (ssize_t)len, "pwrite config 0x%x/%zu: %s", off, len,
+		  strerror(errno));
 }
 
 /* The device's real config space, behind the kernel's back. */
@@ -177,11 +172,11 @@ static uint32_t real_cfg(struct vt *t, const char *dev, uint32_t off,
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
+	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
 	n = pread(fd, &v, len, off);
 	close(fd);
-	CHECKF(t, n == (ssize_t)len, "read %s at 0x%x: %s", path, off,
-	       strerror(errno));
+	VT_CHECKF(t, n == (ssize_t)len, "read %s at 0x%x: %s", path, off,
+		  strerror(errno));
 	return v;
 }
 
@@ -191,7 +186,7 @@ static off_t sysfs_config_size(struct vt *t, const char *dev)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
-	CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
+	VT_CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
 	return st.st_size;
 }
 
@@ -205,22 +200,6 @@ static int sysfs_has_reset(const char *dev)
 	if (vt_read_file(path, buf, sizeof(buf)) < 0)
 		return 0;
 	return buf[0] != '\0';
-}
-
-/* Is there a line in /proc/interrupts naming this action? */
-static int irq_listed(const char *action)
-{
-	char line[512];
-	int found = 0;
-	FILE *f = fopen("/proc/interrupts", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, action))
-			found = 1;
-	fclose(f);
-	return found;
 }
 
 /* Position of capability id in config space, 0 when absent. */
@@ -256,9 +235,9 @@ static int fired(int efd, int ms)
 static void set_irqs(struct vt *t, int fd, uint32_t index, uint32_t count,
 		     const int32_t *fds)
 {
-	CHECKF(t, vt_set_irq_eventfds(fd, index, count, fds) == 0,
-	       "SET_IRQ_EVENTFDS index %u count %u: %s", index, count,
-	       strerror(errno));
+	VT_CHECKF(t, vt_set_irq_eventfds(fd, index, count, fds) == 0,
+		  "SET_IRQ_EVENTFDS index %u count %u: %s", index, count,
+		  strerror(errno));
 }
 
 /* SET_(UNMASK_)IRQ_EVENTFDS with a hand-made header: -1/errno or 0. */
@@ -296,20 +275,20 @@ static void test_device_info(struct vt *t, struct ctx *c)
 	info.argsz = sizeof(info);
 	info.flags = ~0U;
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_INFO, &info));
-	CHECKF(t, info.flags == want, "flags 0x%x, want 0x%x", info.flags,
-	       want);
-	CHECKF(t, info.num_regions == VFIO_PCI_NUM_REGIONS,
-	       "num_regions %u", info.num_regions);
-	CHECKF(t, info.num_irqs == VFIO_PCI_NUM_IRQS, "num_irqs %u",
-	       info.num_irqs);
+	VT_CHECKF(t, info.flags == want, "flags 0x%x, want 0x%x", info.flags,
+		  want);
+	VT_CHECKF(t, info.num_regions == VFIO_PCI_NUM_REGIONS,
+		  "num_regions %u", info.num_regions);
+	VT_CHECKF(t, info.num_irqs == VFIO_PCI_NUM_IRQS, "num_irqs %u",
+		  info.num_irqs);
 
 	/* A newer caller's bigger struct is fine; its tail is untouched. */
 	memset(&big, 0xa5, sizeof(big));
 	big.i.argsz = sizeof(big);
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_INFO, &big));
-	CHECKF(t, big.i.num_regions == VFIO_PCI_NUM_REGIONS &&
-	       big.extra[0] == 0xa5a5a5a5, "long argsz: regions %u tail 0x%x",
-	       big.i.num_regions, big.extra[0]);
+	VT_CHECKF(t, big.i.num_regions == VFIO_PCI_NUM_REGIONS &&
+		  big.extra[0] == 0xa5a5a5a5, "long argsz: regions %u tail 0x%x",
+		  big.i.num_regions, big.extra[0]);
 
 	info.argsz = sizeof(info) - 1;
 	VT_ERRNO(t, ioctl(fd, VFIO_DEVICE_GET_INFO, &info), EINVAL);
@@ -331,13 +310,13 @@ static void check_region(struct vt *t, int fd, uint32_t index, uint64_t size,
 	r.argsz = sizeof(r);
 	r.index = index;
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_REGION_INFO, &r));
-	CHECKF(t, r.index == index && r.size == size && r.flags == flags &&
-	       r.offset == roff(index) && r.resv == 0,
-	       "region %u: size 0x%llx flags 0x%x offset 0x%llx resv 0x%x; "
-	       "want size 0x%llx flags 0x%x offset 0x%llx", index,
-	       (unsigned long long)r.size, r.flags,
-	       (unsigned long long)r.offset, r.resv, (unsigned long long)size,
-	       flags, (unsigned long long)roff(index));
+	VT_CHECKF(t, r.index == index && r.size == size && r.flags == flags &&
+		  r.offset == roff(index) && r.resv == 0,
+		  "region %u: size 0x%llx flags 0x%x offset 0x%llx resv 0x%x; "
+		  "want size 0x%llx flags 0x%x offset 0x%llx", index,
+		  (unsigned long long)r.size, r.flags,
+		  (unsigned long long)r.offset, r.resv, (unsigned long long)size,
+		  flags, (unsigned long long)roff(index));
 }
 
 static void test_region_info_edu(struct vt *t, struct ctx *c)
@@ -393,11 +372,11 @@ static void test_region_info_args(struct vt *t, struct ctx *c)
 	big.r.index = VFIO_PCI_BAR0_REGION_INDEX;
 	big.extra = 0x1122334455667788ULL;
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_REGION_INFO, &big));
-	CHECKF(t, big.r.size == EDU_BAR_SIZE &&
-	       big.extra == 0x1122334455667788ULL,
-	       "long argsz: size 0x%llx tail 0x%llx",
-	       (unsigned long long)big.r.size,
-	       (unsigned long long)big.extra);
+	VT_CHECKF(t, big.r.size == EDU_BAR_SIZE &&
+		  big.extra == 0x1122334455667788ULL,
+		  "long argsz: size 0x%llx tail 0x%llx",
+		  (unsigned long long)big.r.size,
+		  (unsigned long long)big.extra);
 }
 
 static void check_irq(struct vt *t, int fd, uint32_t index, uint32_t count,
@@ -409,9 +388,9 @@ static void check_irq(struct vt *t, int fd, uint32_t index, uint32_t count,
 	irq.argsz = sizeof(irq);
 	irq.index = index;
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_IRQ_INFO, &irq));
-	CHECKF(t, irq.count == count && irq.flags == flags,
-	       "irq index %u: count %u flags 0x%x, want %u 0x%x", index,
-	       irq.count, irq.flags, count, flags);
+	VT_CHECKF(t, irq.count == count && irq.flags == flags,
+		  "irq index %u: count %u flags 0x%x, want %u 0x%x", index,
+		  irq.count, irq.flags, count, flags);
 }
 
 static void test_irq_info(struct vt *t, struct ctx *c)
@@ -442,9 +421,9 @@ static void test_irq_info(struct vt *t, struct ctx *c)
 	reg.argsz = sizeof(reg);
 	reg.index = VFIO_PCI_INTX_IRQ_INDEX;
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_IRQ_INFO, &reg));
-	CHECKF(t, reg.flags == VFIO_IRQ_INFO_FLAG_LEVEL && reg.resv == 1,
-	       "region-struct caller: flags 0x%x count %u", reg.flags,
-	       reg.resv);
+	VT_CHECKF(t, reg.flags == VFIO_IRQ_INFO_FLAG_LEVEL && reg.resv == 1,
+		  "region-struct caller: flags 0x%x count %u", reg.flags,
+		  reg.resv);
 	vt_close_dev(&c->d);
 
 	/* pci-testdev has no interrupt pin and no MSI capability. */
@@ -462,7 +441,7 @@ static uint32_t edu_factorial(struct vt *t, int fd, uint32_t n)
 
 	bar_wr(t, fd, EDU_FACT, n);
 	while (bar_rd(t, fd, EDU_STATUS) & EDU_STATUS_BUSY) {
-		CHECKF(t, vt_now_ms() < end, "factorial still busy");
+		VT_CHECKF(t, vt_now_ms() < end, "factorial still busy");
 		usleep(1000);
 	}
 	return bar_rd(t, fd, EDU_FACT);
@@ -475,49 +454,49 @@ static void test_bar_rw(struct vt *t, struct ctx *c)
 	uint32_t v, buf[3];
 
 	v = bar_rd(t, fd, EDU_ID);
-	CHECKF(t, v == EDU_ID_VALUE, "edu id 0x%08x", v);
+	VT_CHECKF(t, v == EDU_ID_VALUE, "edu id 0x%08x", v);
 
 	/* Liveness: the register reads back the inverse of what we wrote. */
 	bar_wr(t, fd, EDU_LIVE, 0x12345678);
 	v = bar_rd(t, fd, EDU_LIVE);
-	CHECKF(t, v == ~0x12345678U, "liveness read 0x%08x", v);
+	VT_CHECKF(t, v == ~0x12345678U, "liveness read 0x%08x", v);
 
 	v = edu_factorial(t, fd, 5);
-	CHECKF(t, v == 120, "5! = %u", v);
+	VT_CHECKF(t, v == 120, "5! = %u", v);
 	v = edu_factorial(t, fd, 12);
-	CHECKF(t, v == 479001600, "12! = %u", v);
+	VT_CHECKF(t, v == 479001600, "12! = %u", v);
 
 	/* An 8 byte register done as one 8 byte access. */
-	CHECKF(t, pwrite(fd, &q, 8, roff(0) + EDU_DMA_SRC) == 8,
-	       "pwrite 8: %s", strerror(errno));
-	CHECKF(t, pread(fd, &q2, 8, roff(0) + EDU_DMA_SRC) == 8,
-	       "pread 8: %s", strerror(errno));
-	CHECKF(t, q2 == q, "8 byte register read 0x%llx",
-	       (unsigned long long)q2);
+	VT_CHECKF(t, pwrite(fd, &q, 8, roff(0) + EDU_DMA_SRC) == 8,
+		  "pwrite 8: %s", strerror(errno));
+	VT_CHECKF(t, pread(fd, &q2, 8, roff(0) + EDU_DMA_SRC) == 8,
+		  "pread 8: %s", strerror(errno));
+	VT_CHECKF(t, q2 == q, "8 byte register read 0x%llx",
+		  (unsigned long long)q2);
 
 	/*
 	 * 12 bytes from 0: split into 4 byte accesses (edu ignores 8 byte
 	 * ones below 0x80, as many devices would).
 	 */
 	memset(buf, 0, sizeof(buf));
-	CHECKF(t, pread(fd, buf, 12, roff(0)) == 12, "pread 12: %s",
-	       strerror(errno));
-	CHECKF(t, buf[0] == EDU_ID_VALUE && buf[1] == ~0x12345678U &&
-	       buf[2] == 479001600, "split read 0x%x 0x%x 0x%x", buf[0],
-	       buf[1], buf[2]);
+	VT_CHECKF(t, pread(fd, buf, 12, roff(0)) == 12, "pread 12: %s",
+		  strerror(errno));
+	VT_CHECKF(t, buf[0] == EDU_ID_VALUE && buf[1] == ~0x12345678U &&
+		  buf[2] == 479001600, "split read 0x%x 0x%x 0x%x", buf[0],
+		  buf[1], buf[2]);
 
 	/* read(2)/write(2) at the file position work the same way. */
-	CHECKF(t, lseek(fd, roff(0) + EDU_LIVE, SEEK_SET) ==
-	       (off_t)(roff(0) + EDU_LIVE), "lseek: %s", strerror(errno));
+	VT_CHECKF(t, lseek(fd, roff(0) + EDU_LIVE, SEEK_SET) ==
+		  (off_t)(roff(0) + EDU_LIVE), "lseek: %s", strerror(errno));
 	v = 0xcafe0000;
-	CHECKF(t, write(fd, &v, 4) == 4, "write: %s", strerror(errno));
-	CHECKF(t, lseek(fd, roff(0) + EDU_LIVE, SEEK_SET) >= 0, "lseek");
-	CHECKF(t, read(fd, &v, 4) == 4, "read: %s", strerror(errno));
-	CHECKF(t, v == ~0xcafe0000U, "read(2) liveness 0x%08x", v);
+	VT_CHECKF(t, write(fd, &v, 4) == 4, "write: %s", strerror(errno));
+	VT_CHECKF(t, lseek(fd, roff(0) + EDU_LIVE, SEEK_SET) >= 0, "lseek");
+	VT_CHECKF(t, read(fd, &v, 4) == 4, "read: %s", strerror(errno));
+	VT_CHECKF(t, v == ~0xcafe0000U, "read(2) liveness 0x%08x", v);
 
 	/* Bounds: cut short at the end, refused past it. */
-	CHECKF(t, pread(fd, &q, 8, roff(0) + EDU_BAR_SIZE - 4) == 4,
-	       "read across the end: %s", strerror(errno));
+	VT_CHECKF(t, pread(fd, &q, 8, roff(0) + EDU_BAR_SIZE - 4) == 4,
+		  "read across the end: %s", strerror(errno));
 	VT_ERRNO(t, pread(fd, &v, 4, roff(0) + EDU_BAR_SIZE), EINVAL);
 	VT_ERRNO(t, pwrite(fd, &v, 4, roff(0) + EDU_BAR_SIZE), EINVAL);
 	/* No BAR1; no region 8; an offset inside no region. */
@@ -525,7 +504,7 @@ static void test_bar_rw(struct vt *t, struct ctx *c)
 	VT_ERRNO(t, pread(fd, &v, 4, roff(VFIO_PCI_NUM_REGIONS)), EINVAL);
 	VT_ERRNO(t, pread(fd, &v, 4, roff(60)), EINVAL);
 	/* Zero bytes is no access. */
-	CHECKF(t, pread(fd, &v, 0, roff(0)) == 0, "0 byte read");
+	VT_CHECKF(t, pread(fd, &v, 0, roff(0)) == 0, "0 byte read");
 	/* Bad user buffer: a clean EFAULT. */
 	VT_ERRNO(t, pread(fd, c->noaccess, 4, roff(0)), EFAULT);
 	VT_ERRNO(t, pwrite(fd, c->noaccess, 4, roff(0) + EDU_LIVE),
@@ -541,28 +520,28 @@ static void test_bar_mmap(struct vt *t, struct ctx *c)
 
 	c->map = mmap(NULL, EDU_BAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      fd, roff(0));
-	CHECKF(t, c->map != MAP_FAILED, "mmap BAR0: %s", strerror(errno));
+	VT_CHECKF(t, c->map != MAP_FAILED, "mmap BAR0: %s", strerror(errno));
 	c->maplen = EDU_BAR_SIZE;
 	r = c->map;
 
-	CHECKF(t, r[EDU_ID / 4] == EDU_ID_VALUE, "mmap id 0x%08x",
-	       r[EDU_ID / 4]);
+	VT_CHECKF(t, r[EDU_ID / 4] == EDU_ID_VALUE, "mmap id 0x%08x",
+		  r[EDU_ID / 4]);
 	r[EDU_LIVE / 4] = 0x0badf00d;
-	CHECKF(t, r[EDU_LIVE / 4] == ~0x0badf00dU, "mmap liveness 0x%08x",
-	       r[EDU_LIVE / 4]);
+	VT_CHECKF(t, r[EDU_LIVE / 4] == ~0x0badf00dU, "mmap liveness 0x%08x",
+		  r[EDU_LIVE / 4]);
 	/* Both paths reach the same register. */
-	CHECKF(t, bar_rd(t, fd, EDU_LIVE) == ~0x0badf00dU, "pread after mmap");
+	VT_CHECKF(t, bar_rd(t, fd, EDU_LIVE) == ~0x0badf00dU, "pread after mmap");
 
 	r[EDU_FACT / 4] = 10;
 	end = vt_now_ms() + 2000;
 	while (r[EDU_STATUS / 4] & EDU_STATUS_BUSY)
-		CHECKF(t, vt_now_ms() < end, "factorial busy");
-	CHECKF(t, r[EDU_FACT / 4] == 3628800, "mmap 10! = %u",
-	       r[EDU_FACT / 4]);
+		VT_CHECKF(t, vt_now_ms() < end, "factorial busy");
+	VT_CHECKF(t, r[EDU_FACT / 4] == 3628800, "mmap 10! = %u",
+		  r[EDU_FACT / 4]);
 
 	/* A page inside the BAR alone. */
 	p = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, roff(0) + 3 * PG);
-	CHECKF(t, p != MAP_FAILED, "mmap one page: %s", strerror(errno));
+	VT_CHECKF(t, p != MAP_FAILED, "mmap one page: %s", strerror(errno));
 	munmap(p, PG);
 
 	/* Private, past the end, too long, ROM, config: all refused. */
@@ -611,29 +590,29 @@ static void test_testdev_portio(struct vt *t, struct ctx *c)
 
 	/* Port I/O on, then select "portio-no-eventfd". */
 	set_cmd_bits(t, fd, CMD_IO, 0);
-	CHECKF(t, pwrite(fd, &sel, 1, base) == 1, "select: %s",
-	       strerror(errno));
+	VT_CHECKF(t, pwrite(fd, &sel, 1, base) == 1, "select: %s",
+		  strerror(errno));
 
 	/* 1, 2, 4 byte reads and a 24 byte read split over all of them. */
 	memset(&h, 0, sizeof(h));
-	CHECKF(t, pread(fd, &h, 34, base) == 34, "pread header: %s",
-	       strerror(errno));
-	CHECKF(t, h.width == 1 && !strcmp(h.name, "portio-no-eventfd"),
-	       "header: width %u name '%.20s'", h.width, h.name);
-	CHECKF(t, pread(fd, &b, 1, base + 16) == 1 && b == 'p', "byte 0x%x",
-	       b);
-	CHECKF(t, pread(fd, &w, 2, base + 16) == 2 && w == ('p' | 'o' << 8),
-	       "word 0x%x", w);
-	CHECKF(t, pread(fd, &l, 4, base + 4) == 4 && l == h.offset,
-	       "dword 0x%x, offset 0x%x", l, h.offset);
-	CHECKF(t, h.offset < 256, "test offset 0x%x", h.offset);
+	VT_CHECKF(t, pread(fd, &h, 34, base) == 34, "pread header: %s",
+		  strerror(errno));
+	VT_CHECKF(t, h.width == 1 && !strcmp(h.name, "portio-no-eventfd"),
+		  "header: width %u name '%.20s'", h.width, h.name);
+	VT_CHECKF(t, pread(fd, &b, 1, base + 16) == 1 && b == 'p', "byte 0x%x",
+		  b);
+	VT_CHECKF(t, pread(fd, &w, 2, base + 16) == 2 && w == ('p' | 'o' << 8),
+		  "word 0x%x", w);
+	VT_CHECKF(t, pread(fd, &l, 4, base + 4) == 4 && l == h.offset,
+		  "dword 0x%x, offset 0x%x", l, h.offset);
+	VT_CHECKF(t, h.offset < 256, "test offset 0x%x", h.offset);
 
 	/* The write the test counts; an 8 byte I/O access is split. */
-	CHECKF(t, pwrite(fd, &h.data, 1, base + h.offset) == 1,
-	       "pwrite data: %s", strerror(errno));
-	CHECKF(t, pread(fd, &l, 4, base + 12) == 4 && l == 1,
-	       "count after one write: %u", l);
-	CHECKF(t, pread(fd, &h, 8, base) == 8, "8 byte port read");
+	VT_CHECKF(t, pwrite(fd, &h.data, 1, base + h.offset) == 1,
+		  "pwrite data: %s", strerror(errno));
+	VT_CHECKF(t, pread(fd, &l, 4, base + 12) == 4 && l == 1,
+		  "count after one write: %u", l);
+	VT_CHECKF(t, pread(fd, &h, 8, base) == 8, "8 byte port read");
 
 	VT_ERRNO(t, pread(fd, &l, 4, base + 256), EINVAL);
 	/* I/O ports cannot be mapped. */
@@ -651,8 +630,8 @@ static void test_testdev_mmio(struct vt *t, struct ctx *c)
 
 	c->map = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		      roff(0));
-	CHECKF(t, c->map != MAP_FAILED, "mmap testdev BAR0: %s",
-	       strerror(errno));
+	VT_CHECKF(t, c->map != MAP_FAILED, "mmap testdev BAR0: %s",
+		  strerror(errno));
 	c->maplen = PG;
 	m = c->map;
 
@@ -660,15 +639,15 @@ static void test_testdev_mmio(struct vt *t, struct ctx *c)
 	for (i = 0; i < 15; i++)
 		name[i] = m[16 + i];
 	name[15] = 0;
-	CHECKF(t, !strcmp(name, "mmio-no-eventfd"), "name '%s'", name);
+	VT_CHECKF(t, !strcmp(name, "mmio-no-eventfd"), "name '%s'", name);
 	off = m[4] | m[5] << 8 | m[6] << 16 | (uint32_t)m[7] << 24;
-	CHECKF(t, off < PG, "offset 0x%x", off);
+	VT_CHECKF(t, off < PG, "offset 0x%x", off);
 	m[off] = m[8];
 	cnt = m[12] | m[13] << 8;
-	CHECKF(t, cnt == 1, "count %u after one mmap write", cnt);
+	VT_CHECKF(t, cnt == 1, "count %u after one mmap write", cnt);
 	/* pread sees the same device state. */
-	CHECKF(t, pread(fd, &cnt, 4, roff(0) + 12) == 4 && cnt == 1,
-	       "pread count %u", cnt);
+	VT_CHECKF(t, pread(fd, &cnt, 4, roff(0) + 12) == 4 && cnt == 1,
+		  "pread count %u", cnt);
 }
 
 static void test_rom(struct vt *t, struct ctx *c)
@@ -691,21 +670,21 @@ static void test_config_ids(struct vt *t, struct ctx *c)
 	int i;
 
 	v = cfg_rd(t, fd, CFG_VENDOR, 4);
-	CHECKF(t, v == (VT_EDU_VENDOR | VT_EDU_DEVICE << 16), "ids 0x%08x", v);
-	CHECKF(t, cfg_rd(t, fd, CFG_VENDOR, 2) == VT_EDU_VENDOR &&
-	       cfg_rd(t, fd, 2, 2) == VT_EDU_DEVICE &&
-	       cfg_rd(t, fd, 1, 1) == (VT_EDU_VENDOR >> 8), "partial reads");
+	VT_CHECKF(t, v == (VT_EDU_VENDOR | VT_EDU_DEVICE << 16), "ids 0x%08x", v);
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_VENDOR, 2) == VT_EDU_VENDOR &&
+		  cfg_rd(t, fd, 2, 2) == VT_EDU_DEVICE &&
+		  cfg_rd(t, fd, 1, 1) == (VT_EDU_VENDOR >> 8), "partial reads");
 	/* Unaligned, crossing a dword. */
 	v = cfg_rd(t, fd, 3, 2);
-	CHECKF(t, (v & 0xff) == (VT_EDU_DEVICE >> 8), "unaligned 0x%x", v);
+	VT_CHECKF(t, (v & 0xff) == (VT_EDU_DEVICE >> 8), "unaligned 0x%x", v);
 
 	/*
 	 * The whole header in one read matches the real one except where
 	 * it is virtual: command (INTx disable), BARs, ROM, the bytes at
 	 * 0x0c/0x0d and 0x3c, which all start out as the real values.
 	 */
-	CHECKF(t, pread(fd, virt, 256, roff(VFIO_PCI_CONFIG_REGION_INDEX))
-	       == 256, "read 256: %s", strerror(errno));
+	VT_CHECKF(t, pread(fd, virt, 256, roff(VFIO_PCI_CONFIG_REGION_INDEX))
+		  == 256, "read 256: %s", strerror(errno));
 	for (i = 0; i < 64; i++)
 		real[i] = real_cfg(t, VT_EDU0, i * 4, 4);
 	for (i = 0; i < 64; i++) {
@@ -713,11 +692,11 @@ static void test_config_ids(struct vt *t, struct ctx *c)
 
 		if (i == 1)	/* status bits may change under us */
 			mask = 0xffff;
-		CHECKF(t, (virt[i] & mask) == (real[i] & mask),
-		       "dword 0x%x: virtual 0x%08x real 0x%08x", i * 4,
-		       virt[i], real[i]);
+		VT_CHECKF(t, (virt[i] & mask) == (real[i] & mask),
+			  "dword 0x%x: virtual 0x%08x real 0x%08x", i * 4,
+			  virt[i], real[i]);
 	}
-	CHECKF(t, cfg_rd(t, fd, CFG_HEADER, 1) == 0, "header type");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_HEADER, 1) == 0, "header type");
 }
 
 static void test_config_bars(struct vt *t, struct ctx *c)
@@ -726,32 +705,32 @@ static void test_config_bars(struct vt *t, struct ctx *c)
 	uint32_t real0 = real_cfg(t, VT_EDU0, CFG_BAR0, 4);
 	uint32_t v;
 
-	CHECKF(t, cfg_rd(t, fd, CFG_BAR0, 4) == real0, "BAR0 starts real");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_BAR0, 4) == real0, "BAR0 starts real");
 
 	/* Sizing: all ones reads back the size mask (1 MiB, 32-bit mem). */
 	cfg_wr(t, fd, CFG_BAR0, 4, ~0U);
 	v = cfg_rd(t, fd, CFG_BAR0, 4);
-	CHECKF(t, v == 0xfff00000, "BAR0 sizing reads 0x%08x", v);
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_BAR0, 4) == real0,
-	       "real BAR0 moved to 0x%08x", real_cfg(t, VT_EDU0, CFG_BAR0, 4));
+	VT_CHECKF(t, v == 0xfff00000, "BAR0 sizing reads 0x%08x", v);
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_BAR0, 4) == real0,
+		  "real BAR0 moved to 0x%08x", real_cfg(t, VT_EDU0, CFG_BAR0, 4));
 
 	/* A value reads back as written, minus the bits below the size. */
 	cfg_wr(t, fd, CFG_BAR0, 4, 0x12345678);
 	v = cfg_rd(t, fd, CFG_BAR0, 4);
-	CHECKF(t, v == 0x12300000, "BAR0 reads 0x%08x after 0x12345678", v);
+	VT_CHECKF(t, v == 0x12300000, "BAR0 reads 0x%08x after 0x12345678", v);
 	/* Byte writes merge into the virtual BAR. */
 	cfg_wr(t, fd, CFG_BAR0 + 3, 1, 0xab);
 	v = cfg_rd(t, fd, CFG_BAR0, 4);
-	CHECKF(t, v == 0xab300000, "BAR0 reads 0x%08x after a byte write", v);
+	VT_CHECKF(t, v == 0xab300000, "BAR0 reads 0x%08x after a byte write", v);
 
 	/* Unimplemented BARs and the missing ROM stay 0. */
 	cfg_wr(t, fd, CFG_BAR1, 4, ~0U);
-	CHECKF(t, cfg_rd(t, fd, CFG_BAR1, 4) == 0, "BAR1 not 0");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_BAR1, 4) == 0, "BAR1 not 0");
 	cfg_wr(t, fd, CFG_ROM, 4, ~0U);
-	CHECKF(t, cfg_rd(t, fd, CFG_ROM, 4) == 0, "ROM BAR not 0");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_ROM, 4) == 0, "ROM BAR not 0");
 
 	/* The device still decodes where the host put it. */
-	CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "BAR0 still works");
+	VT_CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "BAR0 still works");
 	cfg_wr(t, fd, CFG_BAR0, 4, real0);
 	vt_close_dev(&c->d);
 
@@ -759,10 +738,10 @@ static void test_config_bars(struct vt *t, struct ctx *c)
 	fd = dev_open(t, c, VT_TESTDEV0);
 	cfg_wr(t, fd, CFG_BAR1, 4, ~0U);
 	v = cfg_rd(t, fd, CFG_BAR1, 4);
-	CHECKF(t, v == 0xffffff01, "I/O BAR sizing reads 0x%08x", v);
+	VT_CHECKF(t, v == 0xffffff01, "I/O BAR sizing reads 0x%08x", v);
 	cfg_wr(t, fd, CFG_BAR0, 4, ~0U);
 	v = cfg_rd(t, fd, CFG_BAR0, 4);
-	CHECKF(t, v == 0xfffff000, "4K BAR sizing reads 0x%08x", v);
+	VT_CHECKF(t, v == 0xfffff000, "4K BAR sizing reads 0x%08x", v);
 }
 
 static void test_config_command(struct vt *t, struct ctx *c)
@@ -771,44 +750,44 @@ static void test_config_command(struct vt *t, struct ctx *c)
 	uint16_t real, v;
 
 	real = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
-	CHECKF(t, real & CMD_MEMORY, "memory decode off after open: 0x%x",
-	       real);
+	VT_CHECKF(t, real & CMD_MEMORY, "memory decode off after open: 0x%x",
+		  real);
 
 	/* Bus master passes through (DMA needs it). */
 	set_cmd_bits(t, fd, CMD_MASTER, 0);
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER,
-	       "bus master did not reach the device");
-	CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_MASTER, "virtual master");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER,
+		  "bus master did not reach the device");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_MASTER, "virtual master");
 	set_cmd_bits(t, fd, 0, CMD_MASTER);
-	CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER),
-	       "bus master not cleared");
+	VT_CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER),
+		  "bus master not cleared");
 
 	/* SERR and parity are not the user's: dropped. */
 	real = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
 	set_cmd_bits(t, fd, CMD_SERR | CMD_PARITY, 0);
 	v = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
-	CHECKF(t, (v & (CMD_SERR | CMD_PARITY)) == (real & (CMD_SERR |
-	       CMD_PARITY)), "filtered bits reached the device: 0x%x", v);
+	VT_CHECKF(t, (v & (CMD_SERR | CMD_PARITY)) == (real & (CMD_SERR |
+		  CMD_PARITY)), "filtered bits reached the device: 0x%x", v);
 	/* A byte write of the high half alone: same filter. */
 	cfg_wr(t, fd, CFG_COMMAND + 1, 1, CMD_SERR >> 8);
 	v = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
-	CHECKF(t, (v & CMD_SERR) == (real & CMD_SERR), "SERR via byte write");
+	VT_CHECKF(t, (v & CMD_SERR) == (real & CMD_SERR), "SERR via byte write");
 
 	/* INTx disable passes through while no IRQ index is active. */
 	set_cmd_bits(t, fd, CMD_INTX_OFF, 0);
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF,
-	       "INTx disable did not reach the device");
-	CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_INTX_OFF,
-	       "INTx disable not shown");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF,
+		  "INTx disable did not reach the device");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_INTX_OFF,
+		  "INTx disable not shown");
 	set_cmd_bits(t, fd, 0, CMD_INTX_OFF);
-	CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF),
-	       "INTx disable not cleared");
+	VT_CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF),
+		  "INTx disable not cleared");
 
 	/* Status is not writable (its error bits are write-1-to-clear). */
 	real = real_cfg(t, VT_EDU0, CFG_STATUS, 2);
 	cfg_wr(t, fd, CFG_STATUS, 2, 0xffff);
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) == real,
-	       "status changed");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) == real,
+		  "status changed");
 }
 
 static void test_config_dropped(struct vt *t, struct ctx *c)
@@ -823,33 +802,33 @@ static void test_config_dropped(struct vt *t, struct ctx *c)
 		before = cfg_rd(t, fd, ro[i], 4);
 		real = real_cfg(t, VT_EDU0, ro[i], 4);
 		cfg_wr(t, fd, ro[i], 4, ~before);
-		CHECKF(t, cfg_rd(t, fd, ro[i], 4) == before &&
-		       real_cfg(t, VT_EDU0, ro[i], 4) == real,
-		       "write to 0x%x was not dropped", ro[i]);
+		VT_CHECKF(t, cfg_rd(t, fd, ro[i], 4) == before &&
+			  real_cfg(t, VT_EDU0, ro[i], 4) == real,
+			  "write to 0x%x was not dropped", ro[i]);
 	}
 	/* Interrupt pin and header type are read only. */
 	before = cfg_rd(t, fd, CFG_INT_PIN, 1);
 	cfg_wr(t, fd, CFG_INT_PIN, 1, before ^ 0xff);
-	CHECKF(t, cfg_rd(t, fd, CFG_INT_PIN, 1) == before, "pin changed");
-	CHECKF(t, before == 1, "edu interrupt pin %u", before);
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_INT_PIN, 1) == before, "pin changed");
+	VT_CHECKF(t, before == 1, "edu interrupt pin %u", before);
 
 	/* Interrupt line and cache line size are virtual bytes. */
 	real = real_cfg(t, VT_EDU0, CFG_INT_LINE, 1);
 	cfg_wr(t, fd, CFG_INT_LINE, 1, real ^ 0x5a);
-	CHECKF(t, cfg_rd(t, fd, CFG_INT_LINE, 1) == (real ^ 0x5a),
-	       "interrupt line not virtual");
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_INT_LINE, 1) == real,
-	       "interrupt line reached the device");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_INT_LINE, 1) == (real ^ 0x5a),
+		  "interrupt line not virtual");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_INT_LINE, 1) == real,
+		  "interrupt line reached the device");
 	cfg_wr(t, fd, CFG_CACHELINE, 1, 0x10);
-	CHECKF(t, cfg_rd(t, fd, CFG_CACHELINE, 1) == 0x10, "cache line size");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_CACHELINE, 1) == 0x10, "cache line size");
 
 	/* Bounds: the config region is exactly config space. */
 	VT_ERRNO(t, pread(fd, &before, 4,
 			  roff(VFIO_PCI_CONFIG_REGION_INDEX) +
 			  sysfs_config_size(t, VT_EDU0)), EINVAL);
-	CHECKF(t, pread(fd, &before, 4, roff(VFIO_PCI_CONFIG_REGION_INDEX) +
-			sysfs_config_size(t, VT_EDU0) - 2) == 2,
-	       "read across the end of config space not cut short");
+	VT_CHECKF(t, pread(fd, &before, 4, roff(VFIO_PCI_CONFIG_REGION_INDEX) +
+			   sysfs_config_size(t, VT_EDU0) - 2) == 2,
+		  "read across the end of config space not cut short");
 	VT_ERRNO(t, pread(fd, c->noaccess, 4,
 			  roff(VFIO_PCI_CONFIG_REGION_INDEX)), EFAULT);
 }
@@ -861,35 +840,35 @@ static void test_config_msi_cap(struct vt *t, struct ctx *c)
 	int32_t efd;
 
 	pos = find_cap(t, fd, CAP_ID_MSI);
-	CHECKF(t, pos, "edu has no MSI capability in the virtual config");
+	VT_CHECKF(t, pos, "edu has no MSI capability in the virtual config");
 	flags = cfg_rd(t, fd, pos + MSI_FLAGS, 2);
 	addr = cfg_rd(t, fd, pos + MSI_ADDR_LO, 4);
-	CHECKF(t, !(flags & MSI_ENABLE), "MSI enabled at open: 0x%x", flags);
+	VT_CHECKF(t, !(flags & MSI_ENABLE), "MSI enabled at open: 0x%x", flags);
 
 	/* The kernel owns MSI: enable and address writes are dropped. */
 	cfg_wr(t, fd, pos + MSI_FLAGS, 2, flags | MSI_ENABLE);
 	cfg_wr(t, fd, pos + MSI_ADDR_LO, 4, 0xfee00000);
-	CHECKF(t, cfg_rd(t, fd, pos + MSI_FLAGS, 2) == flags,
-	       "MSI flags now 0x%x", cfg_rd(t, fd, pos + MSI_FLAGS, 2));
-	CHECKF(t, cfg_rd(t, fd, pos + MSI_ADDR_LO, 4) == addr,
-	       "MSI address written");
+	VT_CHECKF(t, cfg_rd(t, fd, pos + MSI_FLAGS, 2) == flags,
+		  "MSI flags now 0x%x", cfg_rd(t, fd, pos + MSI_FLAGS, 2));
+	VT_CHECKF(t, cfg_rd(t, fd, pos + MSI_ADDR_LO, 4) == addr,
+		  "MSI address written");
 	rflags = real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2);
-	CHECKF(t, !(rflags & MSI_ENABLE), "MSI enabled in the device");
+	VT_CHECKF(t, !(rflags & MSI_ENABLE), "MSI enabled in the device");
 
 	/* Enabled through the ioctl, the capability shows it. */
 	efd = efd_new(t, c, 0);
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &efd);
 	flags = cfg_rd(t, fd, pos + MSI_FLAGS, 2);
-	CHECKF(t, (flags & MSI_ENABLE) &&
-	       (real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE),
-	       "MSI on but flags 0x%x", flags);
+	VT_CHECKF(t, (flags & MSI_ENABLE) &&
+		  (real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  "MSI on but flags 0x%x", flags);
 	/* ... and the user still cannot turn it off behind the kernel. */
 	cfg_wr(t, fd, pos + MSI_FLAGS, 2, flags & ~MSI_ENABLE);
-	CHECKF(t, real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE,
-	       "user disabled MSI");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE,
+		  "user disabled MSI");
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 0, NULL);
-	CHECKF(t, !(cfg_rd(t, fd, pos + MSI_FLAGS, 2) & MSI_ENABLE),
-	       "MSI still shown enabled after count 0");
+	VT_CHECKF(t, !(cfg_rd(t, fd, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  "MSI still shown enabled after count 0");
 }
 
 /* ---- interrupts -------------------------------------------------------- */
@@ -916,22 +895,22 @@ static void test_msi(struct vt *t, struct ctx *c)
 	/* An MSI is a DMA write: the user must allow bus mastering. */
 	set_cmd_bits(t, fd, CMD_MEMORY | CMD_MASTER, 0);
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &efd);
-	CHECKF(t, irq_listed("vfio-msi[0](" VT_EDU0 ")") == 1,
-	       "no vfio-msi[0](" VT_EDU0 ") in /proc/interrupts");
+	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU0 ")") == 1,
+		  "no vfio-msi[0](" VT_EDU0 ") in /proc/interrupts");
 
 	for (i = 0; i < 3; i++) {
-		CHECKF(t, !fired(efd, 0), "eventfd set before raise %d", i);
+		VT_CHECKF(t, !fired(efd, 0), "eventfd set before raise %d", i);
 		edu_raise(t, fd, 1);
-		CHECKF(t, vt_wait_eventfd(efd, IRQ_WAIT_MS, &n) == 0,
-		       "no MSI %d within %d ms", i, IRQ_WAIT_MS);
-		CHECKF(t, bar_rd(t, fd, EDU_IRQ_STATUS) == 1, "irq status");
+		VT_CHECKF(t, vt_wait_eventfd(efd, IRQ_WAIT_MS, &n) == 0,
+			  "no MSI %d within %d ms", i, IRQ_WAIT_MS);
+		VT_CHECKF(t, bar_rd(t, fd, EDU_IRQ_STATUS) == 1, "irq status");
 		edu_ack(t, fd);
 	}
 
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 0, NULL);
-	CHECKF(t, irq_listed("vfio-msi[0](" VT_EDU0 ")") == 0,
-	       "MSI handler still registered after count 0");
-	CHECKF(t, !fired(efd, 0), "eventfd signalled after count 0");
+	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU0 ")") == 0,
+		  "MSI handler still registered after count 0");
+	VT_CHECKF(t, !fired(efd, 0), "eventfd signalled after count 0");
 }
 
 static void test_msi_change(struct vt *t, struct ctx *c)
@@ -949,28 +928,28 @@ static void test_msi_change(struct vt *t, struct ctx *c)
 	 */
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &none);
 	pos = find_cap(t, fd, CAP_ID_MSI);
-	CHECKF(t, pos && real_cfg(t, VT_EDU0, pos + MSI_ADDR_LO, 4),
-	       "unconnected MSI vector has address 0");
+	VT_CHECKF(t, pos && real_cfg(t, VT_EDU0, pos + MSI_ADDR_LO, 4),
+		  "unconnected MSI vector has address 0");
 	edu_raise(t, fd, 1);
-	CHECKF(t, !fired(e1, QUIET_MS) && !fired(e2, 0), "unconnected fired");
+	VT_CHECKF(t, !fired(e1, QUIET_MS) && !fired(e2, 0), "unconnected fired");
 	edu_ack(t, fd);
 
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &e1);
 	edu_raise(t, fd, 1);
-	CHECKF(t, fired(e1, IRQ_WAIT_MS), "no MSI on e1");
+	VT_CHECKF(t, fired(e1, IRQ_WAIT_MS), "no MSI on e1");
 	edu_ack(t, fd);
 
 	/* Change: only the new eventfd hears it. */
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &e2);
 	edu_raise(t, fd, 1);
-	CHECKF(t, fired(e2, IRQ_WAIT_MS), "no MSI on e2");
-	CHECKF(t, !fired(e1, 0), "old eventfd still signalled");
+	VT_CHECKF(t, fired(e2, IRQ_WAIT_MS), "no MSI on e2");
+	VT_CHECKF(t, !fired(e1, 0), "old eventfd still signalled");
 	edu_ack(t, fd);
 
 	/* Unset again. */
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &none);
 	edu_raise(t, fd, 1);
-	CHECKF(t, !fired(e2, QUIET_MS), "unset vector fired");
+	VT_CHECKF(t, !fired(e2, QUIET_MS), "unset vector fired");
 	edu_ack(t, fd);
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 0, NULL);
 }
@@ -1001,8 +980,8 @@ static void test_irq_set_errors(struct vt *t, struct ctx *c)
 	VT_ERRNO(t, set_raw(fd, S, hsz + 4, 0, 1, 1, -7), EBADF);
 	VT_ERRNO(t, set_raw(fd, S, hsz + 4, 0, 1, 1, fd), EINVAL);
 	VT_ERRNO(t, set_raw(fd, S, hsz + 4, 0, 0, 1, 999), EBADF);
-	CHECKF(t, irq_listed("(" VT_EDU0 ")") == 0,
-	       "an IRQ stayed registered after a failed set");
+	VT_CHECKF(t, vt_irq_listed("(" VT_EDU0 ")") == 0,
+		  "an IRQ stayed registered after a failed set");
 	/* If MSI were half on, INTx would be refused with EBUSY. */
 	set_irqs(t, fd, VFIO_PCI_INTX_IRQ_INDEX, 1, &efd);
 
@@ -1084,44 +1063,44 @@ static void test_intx(struct vt *t, struct ctx *c)
 	int32_t efd = efd_new(t, c, 0);
 
 	set_irqs(t, fd, VFIO_PCI_INTX_IRQ_INDEX, 1, &efd);
-	CHECKF(t, irq_listed("vfio-intx(" VT_EDU0 ")") == 1,
-	       "no vfio-intx(" VT_EDU0 ") in /proc/interrupts");
-	CHECKF(t, !intx_masked(t), "INTx masked before any interrupt");
+	VT_CHECKF(t, vt_irq_listed("vfio-intx(" VT_EDU0 ")") == 1,
+		  "no vfio-intx(" VT_EDU0 ") in /proc/interrupts");
+	VT_CHECKF(t, !intx_masked(t), "INTx masked before any interrupt");
 
 	/* Delivered, and masked at delivery. */
 	edu_raise(t, fd, 1);
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx within %d ms",
-	       IRQ_WAIT_MS);
-	CHECKF(t, intx_masked(t), "INTx not masked after delivery");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx within %d ms",
+		  IRQ_WAIT_MS);
+	VT_CHECKF(t, intx_masked(t), "INTx not masked after delivery");
 	/* The user's view of INTx disable is its own (it never set it). */
-	CHECKF(t, !(cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_INTX_OFF),
-	       "virtual command shows the kernel's mask");
+	VT_CHECKF(t, !(cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_INTX_OFF),
+		  "virtual command shows the kernel's mask");
 
 	/* Serviced, raised again: masked, so nothing arrives. */
 	edu_ack(t, fd);
 	edu_raise(t, fd, 2);
-	CHECKF(t, !fired(efd, QUIET_MS), "INTx delivered while masked");
-	CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) & STATUS_INTX,
-	       "device does not show its pending INTx");
+	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx delivered while masked");
+	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) & STATUS_INTX,
+		  "device does not show its pending INTx");
 
 	/* Unmask with the line still up: the user hears it (again). */
 	unmask(t, fd);
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not reported on unmask");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not reported on unmask");
 	edu_ack(t, fd);
 	/* Now nothing pending: unmask really unmasks ... */
 	unmask(t, fd);
-	CHECKF(t, !intx_masked(t), "INTx still masked after unmask");
-	CHECKF(t, !fired(efd, QUIET_MS), "spurious INTx after unmask");
+	VT_CHECKF(t, !intx_masked(t), "INTx still masked after unmask");
+	VT_CHECKF(t, !fired(efd, QUIET_MS), "spurious INTx after unmask");
 	/* ... and the next one is delivered (and masked) again. */
 	edu_raise(t, fd, 4);
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx after unmask");
-	CHECKF(t, intx_masked(t), "not masked after the second delivery");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx after unmask");
+	VT_CHECKF(t, intx_masked(t), "not masked after the second delivery");
 	edu_ack(t, fd);
 	unmask(t, fd);
 
 	set_irqs(t, fd, VFIO_PCI_INTX_IRQ_INDEX, 0, NULL);
-	CHECKF(t, irq_listed("vfio-intx(" VT_EDU0 ")") == 0,
-	       "INTx handler still registered after count 0");
+	VT_CHECKF(t, vt_irq_listed("vfio-intx(" VT_EDU0 ")") == 0,
+		  "INTx handler still registered after count 0");
 }
 
 static void test_intx_unmask_eventfd(struct vt *t, struct ctx *c)
@@ -1135,16 +1114,16 @@ static void test_intx_unmask_eventfd(struct vt *t, struct ctx *c)
 			 sizeof(struct vfio_irq_eventfds) + 4, 0, 0, 1, ufd));
 
 	edu_raise(t, fd, 1);
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx");
 	edu_ack(t, fd);
 	edu_raise(t, fd, 1);
-	CHECKF(t, !fired(efd, QUIET_MS), "INTx while masked");
+	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx while masked");
 
 	/* A write to the unmask eventfd acts as UNMASK_IRQ. */
-	CHECKF(t, write(ufd, &one, 8) == 8, "write unmask eventfd");
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not reported");
+	VT_CHECKF(t, write(ufd, &one, 8) == 8, "write unmask eventfd");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not reported");
 	edu_ack(t, fd);
-	CHECKF(t, write(ufd, &one, 8) == 8, "write unmask eventfd");
+	VT_CHECKF(t, write(ufd, &one, 8) == 8, "write unmask eventfd");
 	/* The unmask runs from a work item: give it a moment. */
 	{
 		uint64_t end = vt_now_ms() + IRQ_WAIT_MS;
@@ -1152,11 +1131,11 @@ static void test_intx_unmask_eventfd(struct vt *t, struct ctx *c)
 		while (intx_masked(t) && vt_now_ms() < end)
 			usleep(1000);
 	}
-	CHECKF(t, !intx_masked(t), "unmask eventfd did not unmask");
+	VT_CHECKF(t, !intx_masked(t), "unmask eventfd did not unmask");
 	/* The kernel consumed the unmask count. */
-	CHECKF(t, !fired(ufd, 0), "unmask eventfd still readable");
+	VT_CHECKF(t, !fired(ufd, 0), "unmask eventfd still readable");
 	edu_raise(t, fd, 1);
-	CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx after eventfd unmask");
+	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx after eventfd unmask");
 	edu_ack(t, fd);
 
 	/* Closing our copy of the eventfd is harmless: the kernel has its
@@ -1190,9 +1169,9 @@ static void test_reset(struct vt *t, struct ctx *c)
 	memset(&info, 0, sizeof(info));
 	info.argsz = sizeof(info);
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_GET_INFO, &info));
-	CHECKF(t, !!(info.flags & VFIO_DEVICE_FLAGS_RESET) ==
-	       sysfs_has_reset(EDU2), "RESET flag 0x%x vs sysfs reset_method",
-	       info.flags);
+	VT_CHECKF(t, !!(info.flags & VFIO_DEVICE_FLAGS_RESET) ==
+		  sysfs_has_reset(EDU2), "RESET flag 0x%x vs sysfs reset_method",
+		  info.flags);
 	if (!(info.flags & VFIO_DEVICE_FLAGS_RESET))
 		vt_skip(t, "edu2 has no reset method");
 
@@ -1201,12 +1180,12 @@ static void test_reset(struct vt *t, struct ctx *c)
 	bar_wr(t, fd, EDU_LIVE, 1);
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_RESET));
 	/* The config space is back where it was: BARs and command. */
-	CHECKF(t, real_cfg(t, EDU2, CFG_BAR0, 4) == bar0, "BAR0 lost");
-	CHECKF(t, (real_cfg(t, EDU2, CFG_COMMAND, 2) &
-		   (CMD_MEMORY | CMD_MASTER)) == (CMD_MEMORY | CMD_MASTER),
-	       "command 0x%x after reset", real_cfg(t, EDU2, CFG_COMMAND, 2));
-	CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "id after reset");
-	CHECKF(t, edu_factorial(t, fd, 6) == 720, "edu dead after reset");
+	VT_CHECKF(t, real_cfg(t, EDU2, CFG_BAR0, 4) == bar0, "BAR0 lost");
+	VT_CHECKF(t, (real_cfg(t, EDU2, CFG_COMMAND, 2) &
+		      (CMD_MEMORY | CMD_MASTER)) == (CMD_MEMORY | CMD_MASTER),
+		  "command 0x%x after reset", real_cfg(t, EDU2, CFG_COMMAND, 2));
+	VT_CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "id after reset");
+	VT_CHECKF(t, edu_factorial(t, fd, 6) == 720, "edu dead after reset");
 }
 
 static void test_quiesce_on_close(struct vt *t, struct ctx *c)
@@ -1218,41 +1197,41 @@ static void test_quiesce_on_close(struct vt *t, struct ctx *c)
 
 	/* Before: what /init left (bound, not open). */
 	pos = find_cap(t, fd, CAP_ID_MSI);
-	CHECKF(t, pos, "no MSI cap");
+	VT_CHECKF(t, pos, "no MSI cap");
 	set_cmd_bits(t, fd, CMD_MEMORY | CMD_MASTER, 0);
 	cfg_wr(t, fd, CFG_BAR0, 4, ~0U);
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &efd);
-	CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
-	       "bus master not on");
-	CHECKF(t, irq_listed("vfio-msi[0](" VT_EDU1 ")") == 1,
-	       "MSI not registered");
+	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
+		  "bus master not on");
+	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU1 ")") == 1,
+		  "MSI not registered");
 
 	/* The device fd goes last: the group and IOMMU fds close first. */
 	close(c->d.group_fd);
 	c->d.group_fd = -1;
 	close(c->d.iommu_fd);
 	c->d.iommu_fd = -1;
-	CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
-	       "quiesced while the device fd is still open");
+	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
+		  "quiesced while the device fd is still open");
 	close(c->d.device_fd);
 	c->d.device_fd = -1;
 
-	CHECKF(t, !(real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER),
-	       "bus master still on after the last close: 0x%x",
-	       real_cfg(t, VT_EDU1, CFG_COMMAND, 2));
-	CHECKF(t, !(real_cfg(t, VT_EDU1, pos + MSI_FLAGS, 2) & MSI_ENABLE),
-	       "MSI still enabled after the last close");
-	CHECKF(t, irq_listed("vfio-msi[0](" VT_EDU1 ")") == 0,
-	       "MSI handler left registered");
-	CHECKF(t, real_cfg(t, VT_EDU1, CFG_BAR0, 4) == bar0, "BAR0 changed");
+	VT_CHECKF(t, !(real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER),
+		  "bus master still on after the last close: 0x%x",
+		  real_cfg(t, VT_EDU1, CFG_COMMAND, 2));
+	VT_CHECKF(t, !(real_cfg(t, VT_EDU1, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  "MSI still enabled after the last close");
+	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU1 ")") == 0,
+		  "MSI handler left registered");
+	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_BAR0, 4) == bar0, "BAR0 changed");
 
 	/* Open again: a clean device, the virtual BAR back to real. */
 	fd = dev_open(t, c, VT_EDU1);
-	CHECKF(t, cfg_rd(t, fd, CFG_BAR0, 4) == bar0,
-	       "virtual BAR0 kept the last user's value");
-	CHECKF(t, !(cfg_rd(t, fd, pos + MSI_FLAGS, 2) & MSI_ENABLE),
-	       "MSI on at the next open");
-	CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "edu1 after reopen");
+	VT_CHECKF(t, cfg_rd(t, fd, CFG_BAR0, 4) == bar0,
+		  "virtual BAR0 kept the last user's value");
+	VT_CHECKF(t, !(cfg_rd(t, fd, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  "MSI on at the next open");
+	VT_CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "edu1 after reopen");
 }
 
 #define RUN(t, c, fn) do {						\

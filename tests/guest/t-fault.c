@@ -34,15 +34,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-/* VT_CHECK puts the condition text after the caller's arguments: with a
- * format of our own the arguments would be off by one. */
-#define CHECKF(t, cond, ...) do {					\
-	if (0)								\
-		printf(__VA_ARGS__);	/* for -Wformat */		\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 #define PG		4096UL
 #define MAX_NTH		400
 #define MAP_PAGES	16
@@ -80,8 +71,8 @@ static void arm(struct vt *t, struct fctx *c, int n)
 	char s[16];
 	int len = snprintf(s, sizeof(s), "%d", n);
 
-	CHECKF(t, pwrite(c->nth_fd, s, (size_t)len, 0) == len,
-		 "arm fail-nth %d: %s", n, strerror(errno));
+	VT_CHECKF(t, pwrite(c->nth_fd, s, (size_t)len, 0) == len,
+		    "arm fail-nth %d: %s", n, strerror(errno));
 }
 
 /* Disarm; whether the armed failure was injected. */
@@ -151,7 +142,7 @@ static int setup(struct vt *t, struct fctx *c)
 				  O_RDWR | O_CLOEXEC));
 	c->buf = mmap(NULL, MAP_PAGES * PG, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	CHECKF(t, c->buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, c->buf != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(c->buf, 0x3c, MAP_PAGES * PG);
 	c->group_a = VT_OK(t, vt_group_id(VT_EDU0));
 	c->base_pins = VT_OK(t, vt_pinned_now());
@@ -316,16 +307,16 @@ static void check_clean(struct vt *t, struct fctx *c, const char *what,
 	uint32_t flags = 0;
 	int g;
 
-	CHECKF(t, pins == c->base_pins, "%s, fail-nth %d: %ld pages still "
-		 "pinned", what, n, pins - c->base_pins);
-	CHECKF(t, vmlck == c->base_vmlck, "%s, fail-nth %d: VmLck %ld kB, "
-		 "was %ld", what, n, vmlck, c->base_vmlck);
+	VT_CHECKF(t, pins == c->base_pins, "%s, fail-nth %d: %ld pages still "
+		    "pinned", what, n, pins - c->base_pins);
+	VT_CHECKF(t, vmlck == c->base_vmlck, "%s, fail-nth %d: VmLck %ld kB, "
+		    "was %ld", what, n, vmlck, c->base_vmlck);
 	g = VT_OK(t, vt_open_group_of(dev));
 	VT_OK(t, vt_group_flags(g, &flags));
 	close(g);
-	CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED) &&
-		 (flags & VFIO_GROUP_FLAGS_VIABLE), "%s, fail-nth %d: group "
-		 "flags 0x%x afterwards", what, n, flags);
+	VT_CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED) &&
+		    (flags & VFIO_GROUP_FLAGS_VIABLE), "%s, fail-nth %d: group "
+		    "flags 0x%x afterwards", what, n, flags);
 }
 
 static void run_path(struct vt *t, struct fctx *c, enum path p,
@@ -380,10 +371,10 @@ static void run_path(struct vt *t, struct fctx *c, enum path p,
 			failed++;
 			if (!injected || !oom_errno(err)) {
 				fix_close(&f);
-				CHECKF(t, 0, "%s, fail-nth %d: failed with "
-					 "%s (%s a fault)", what, n,
-					 strerror(err), injected ?
-					 "after" : "without");
+				VT_CHECKF(t, 0, "%s, fail-nth %d: failed with "
+					    "%s (%s a fault)", what, n,
+					    strerror(err), injected ?
+					    "after" : "without");
 			}
 		} else {
 			undo(t, &f, p, r);
@@ -396,8 +387,8 @@ static void run_path(struct vt *t, struct fctx *c, enum path p,
 		r = call(&f, p, c, &err);
 		if (r < 0) {
 			fix_close(&f);
-			CHECKF(t, 0, "%s: after fail-nth %d the plain call "
-				 "fails: %s", what, n, strerror(err));
+			VT_CHECKF(t, 0, "%s: after fail-nth %d the plain call "
+				    "fails: %s", what, n, strerror(err));
 		}
 		undo(t, &f, p, r);
 		fix_close(&f);
@@ -405,8 +396,8 @@ static void run_path(struct vt *t, struct fctx *c, enum path p,
 		if (!injected)
 			break;
 	}
-	CHECKF(t, n <= MAX_NTH, "%s still reaches allocation %d", what,
-		 MAX_NTH);
+	VT_CHECKF(t, n <= MAX_NTH, "%s still reaches allocation %d", what,
+		    MAX_NTH);
 	printf("# %s: %d allocations failed in turn, %d calls failed "
 	       "cleanly, %d got through\n", what, hits, failed, hits - failed);
 	fflush(stdout);
@@ -458,8 +449,8 @@ static void test_fault_total(struct vt *t, void *arg)
 	printf("# t-fault: %ld faults injected in %ld attempts\n",
 	       c->injected, c->attempts);
 	fflush(stdout);
-	CHECKF(t, c->injected > 0, "no allocation could be failed at all: "
-	       "is fail-nth working?");
+	VT_CHECKF(t, c->injected > 0, "no allocation could be failed at all: "
+		  "is fail-nth working?");
 }
 
 int main(void)

@@ -42,15 +42,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-/* VT_CHECK puts the condition text after the caller's arguments: with a
- * format of our own the arguments would be off by one. */
-#define CHECKF(t, cond, ...) do {					\
-	if (0)								\
-		printf(__VA_ARGS__);	/* for -Wformat */		\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 #define PG		4096UL
 #define ARENA_PAGES	128	/* 0-95 RW, 96-111 read-only, 112-127 none */
 #define ARENA_RW	96
@@ -1062,7 +1053,7 @@ static void test_fuzz(struct vt *t, void *arg)
 	s.vmlck = VT_OK(t, vt_locked_kb(0));
 	fz->arena = mmap(NULL, ARENA_PAGES * PG, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, fz->arena != MAP_FAILED, "arena: %s", strerror(errno));
+	VT_CHECKF(t, fz->arena != MAP_FAILED, "arena: %s", strerror(errno));
 	memset(fz->arena, 0x5a, ARENA_PAGES * PG);
 	VT_OK(t, mprotect(fz->arena + ARENA_RW * PG, 16 * PG, PROT_READ));
 	VT_OK(t, mprotect(fz->arena + ARENA_RO * PG, 16 * PG, PROT_NONE));
@@ -1081,7 +1072,7 @@ static void test_fuzz(struct vt *t, void *arg)
 					.rng = fz->seed * 0x9e3779b97f4a7c15ULL +
 					       (uint64_t)i + 1 };
 		e = pthread_create(&th[i], NULL, worker_main, &w[i]);
-		CHECKF(t, e == 0, "pthread_create: %s", strerror(e));
+		VT_CHECKF(t, e == 0, "pthread_create: %s", strerror(e));
 	}
 	for (i = 0; i < fz->nthreads; i++)
 		pthread_join(th[i], NULL);
@@ -1102,14 +1093,14 @@ static void test_fuzz(struct vt *t, void *arg)
 	       fz->max_iters);
 	fflush(stdout);
 
-	CHECKF(t, fz->calls > 0, "no calls were made");
-	CHECKF(t, fz->odd_errno == 0, "%ld calls failed with an unexpected "
-		 "errno, first %d (%s) from %s", fz->odd_errno,
-		 fz->odd_errno_first, strerror(fz->odd_errno_first),
-		 fz->odd_what);
+	VT_CHECKF(t, fz->calls > 0, "no calls were made");
+	VT_CHECKF(t, fz->odd_errno == 0, "%ld calls failed with an unexpected "
+		    "errno, first %d (%s) from %s", fz->odd_errno,
+		    fz->odd_errno_first, strerror(fz->odd_errno_first),
+		    fz->odd_what);
 
-	CHECKF(t, fz->bad_mmap == 0, "%ld mmaps succeeded beyond what the "
-		 "region allows, first: %s", fz->bad_mmap, fz->bad_mmap_what);
+	VT_CHECKF(t, fz->bad_mmap == 0, "%ld mmaps succeeded beyond what the "
+		    "region allows, first: %s", fz->bad_mmap, fz->bad_mmap_what);
 
 	/*
 	 * Releases run when the last reference goes, some of them from
@@ -1126,10 +1117,10 @@ static void test_fuzz(struct vt *t, void *arg)
 	if (i)
 		printf("# pins and VmLck back after %llu ms\n",
 		       (unsigned long long)(vt_now_ms() - t0));
-	CHECKF(t, pins == s.pins, "%ld pages still pinned after the fuzzer "
-		 "closed everything", pins - s.pins);
-	CHECKF(t, vmlck == s.vmlck, "VmLck %ld kB, was %ld kB", vmlck,
-		 s.vmlck);
+	VT_CHECKF(t, pins == s.pins, "%ld pages still pinned after the fuzzer "
+		    "closed everything", pins - s.pins);
+	VT_CHECKF(t, vmlck == s.vmlck, "VmLck %ld kB, was %ld kB", vmlck,
+		    s.vmlck);
 	munmap(fz->arena, ARENA_PAGES * PG);
 }
 

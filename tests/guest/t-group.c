@@ -30,11 +30,6 @@
 #define MAX_MEMBERS	16
 
 /* vt.h's VT_CHECK takes no format arguments; this one reports values. */
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 /* Bounded copy that always terminates (and keeps gcc's -Wformat quiet). */
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -48,7 +43,7 @@ static int open_group(struct vt *t, const char *dev)
 {
 	int fd = vt_open_group_of(dev);
 
-	CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
+	VT_CHECKF(t, fd >= 0, "open the group of %s: %s", dev, strerror(errno));
 	return fd;
 }
 
@@ -62,13 +57,13 @@ static uint32_t group_flags(struct vt *t, int group)
 
 static void unbind(struct vt *t, const char *dev)
 {
-	CHECKF(t, vt_unbind(dev) == 0, "unbind %s: %s", dev, strerror(errno));
+	VT_CHECKF(t, vt_unbind(dev) == 0, "unbind %s: %s", dev, strerror(errno));
 }
 
 static void bind_to(struct vt *t, const char *dev, const char *drv)
 {
-	CHECKF(t, vt_bind(dev, drv) == 0, "bind %s to %s: %s", dev, drv,
-	       strerror(errno));
+	VT_CHECKF(t, vt_bind(dev, drv) == 0, "bind %s to %s: %s", dev, drv,
+		  strerror(errno));
 }
 
 static void test_node_exists(struct vt *t, void *arg)
@@ -82,15 +77,15 @@ static void test_node_exists(struct vt *t, void *arg)
 	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		int grp = vt_group_id(devs[i]);
 
-		CHECKF(t, grp >= 0, "%s has no iommu_group", devs[i]);
+		VT_CHECKF(t, grp >= 0, "%s has no iommu_group", devs[i]);
 		snprintf(path, sizeof(path), "/dev/vfio/pci:%d", grp);
-		CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path,
-		       strerror(errno));
-		CHECKF(t, S_ISCHR(st.st_mode), "%s is not a char device",
-		       path);
+		VT_CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path,
+			  strerror(errno));
+		VT_CHECKF(t, S_ISCHR(st.st_mode), "%s is not a char device",
+			  path);
 		snprintf(path, sizeof(path), "/sys/class/vfio/pci:%d", grp);
-		CHECKF(t, access(path, F_OK) == 0, "%s: %s", path,
-		       strerror(errno));
+		VT_CHECKF(t, access(path, F_OK) == 0, "%s: %s", path,
+			  strerror(errno));
 	}
 }
 
@@ -134,27 +129,27 @@ static void check_links(struct vt *t, int grp)
 
 	snprintf(dir, sizeof(dir), "/sys/kernel/iommu_groups/%d/devices", grp);
 	nwant = list_dir(dir, want, MAX_MEMBERS);
-	CHECKF(t, nwant > 0, "%s: %s", dir, strerror(errno));
+	VT_CHECKF(t, nwant > 0, "%s: %s", dir, strerror(errno));
 	snprintf(dir, sizeof(dir), "/sys/devices/virtual/vfio/pci:%d/devices",
 		 grp);
 	ngot = list_dir(dir, got, MAX_MEMBERS);
-	CHECKF(t, ngot >= 0, "%s: %s", dir, strerror(errno));
-	CHECKF(t, ngot == nwant, "%s has %d links, group has %d members",
-	       dir, ngot, nwant);
+	VT_CHECKF(t, ngot >= 0, "%s: %s", dir, strerror(errno));
+	VT_CHECKF(t, ngot == nwant, "%s has %d links, group has %d members",
+		  dir, ngot, nwant);
 	for (i = 0; i < nwant; i++) {
-		CHECKF(t, strcmp(want[i], got[i]) == 0,
-		       "%s: link '%s' where member '%s' expected", dir,
-		       got[i], want[i]);
+		VT_CHECKF(t, strcmp(want[i], got[i]) == 0,
+			  "%s: link '%s' where member '%s' expected", dir,
+			  got[i], want[i]);
 		snprintf(path, sizeof(path), "%s/%s", dir, got[i]);
-		CHECKF(t, realpath(path, real_link), "realpath %s: %s", path,
-		       strerror(errno));
+		VT_CHECKF(t, realpath(path, real_link), "realpath %s: %s", path,
+			  strerror(errno));
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s",
 			 want[i]);
-		CHECKF(t, realpath(path, real_dev), "realpath %s: %s", path,
-		       strerror(errno));
-		CHECKF(t, strcmp(real_link, real_dev) == 0,
-		       "link %s -> %s, device is %s", got[i], real_link,
-		       real_dev);
+		VT_CHECKF(t, realpath(path, real_dev), "realpath %s: %s", path,
+			  strerror(errno));
+		VT_CHECKF(t, strcmp(real_link, real_dev) == 0,
+			  "link %s -> %s, device is %s", got[i], real_link,
+			  real_dev);
 	}
 }
 
@@ -186,12 +181,12 @@ static void test_info_argsz(struct vt *t, void *arg)
 	memset(&big, 0x5a, sizeof(big));
 	big.info.argsz = sizeof(big);
 	big.info.flags = 0;
-	CHECKF(t, ioctl(group, VFIO_GROUP_GET_INFO, &big) == 0,
-	       "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
-	CHECKF(t, big.info.flags & VFIO_GROUP_FLAGS_VIABLE,
-	       "flags 0x%x lack VIABLE", big.info.flags);
-	CHECKF(t, big.tail[0] == 0x5a && big.tail[63] == 0x5a,
-	       "kernel wrote past struct vfio_group_info");
+	VT_CHECKF(t, ioctl(group, VFIO_GROUP_GET_INFO, &big) == 0,
+		  "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
+	VT_CHECKF(t, big.info.flags & VFIO_GROUP_FLAGS_VIABLE,
+		  "flags 0x%x lack VIABLE", big.info.flags);
+	VT_CHECKF(t, big.tail[0] == 0x5a && big.tail[63] == 0x5a,
+		  "kernel wrote past struct vfio_group_info");
 	close(group);
 }
 
@@ -210,13 +205,13 @@ static void test_info_flags_rewritten(struct vt *t, void *arg)
 	info.argsz = sizeof(info);
 	info.flags = 0xffffffff;
 	ret = ioctl(group, VFIO_GROUP_GET_INFO, &info);
-	CHECKF(t, ret == 0, "GET_INFO returned %ld (%s), want 0", ret,
-	       ret < 0 ? strerror(errno) : "a byte count?");
-	CHECKF(t, info.flags == VFIO_GROUP_FLAGS_VIABLE,
-	       "idle edu group: flags 0x%x, want exactly VIABLE (0x%x)",
-	       info.flags, VFIO_GROUP_FLAGS_VIABLE);
-	CHECKF(t, info.argsz == sizeof(info), "argsz changed to %u",
-	       info.argsz);
+	VT_CHECKF(t, ret == 0, "GET_INFO returned %ld (%s), want 0", ret,
+		  ret < 0 ? strerror(errno) : "a byte count?");
+	VT_CHECKF(t, info.flags == VFIO_GROUP_FLAGS_VIABLE,
+		  "idle edu group: flags 0x%x, want exactly VIABLE (0x%x)",
+		  info.flags, VFIO_GROUP_FLAGS_VIABLE);
+	VT_CHECKF(t, info.argsz == sizeof(info), "argsz changed to %u",
+		  info.argsz);
 	close(group);
 }
 
@@ -228,38 +223,38 @@ static void test_mm_locked_lifecycle(struct vt *t, void *arg)
 
 	(void)arg;
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "MM_LOCKED (0x%x) with only the group open", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "MM_LOCKED (0x%x) with only the group open", f);
 
 	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
 	f = group_flags(t, group);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "no MM_LOCKED (0x%x) with the IOMMU fd open", f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "no MM_LOCKED (0x%x) with the IOMMU fd open", f);
 	VT_OK(t, close(iommu));
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "MM_LOCKED (0x%x) after the IOMMU fd closed", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "MM_LOCKED (0x%x) after the IOMMU fd closed", f);
 
 	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
 	f = group_flags(t, group);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "no MM_LOCKED (0x%x) with a device fd open", f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "no MM_LOCKED (0x%x) with a device fd open", f);
 	VT_OK(t, close(dev));
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "MM_LOCKED (0x%x) after the device fd closed", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "MM_LOCKED (0x%x) after the device fd closed", f);
 
 	/* Lock held until the last of several fds goes. */
 	iommu = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
 	dev = VT_OK(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, EDU0));
 	VT_OK(t, close(iommu));
 	f = group_flags(t, group);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "MM_LOCKED dropped (0x%x) while a device fd is open", f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "MM_LOCKED dropped (0x%x) while a device fd is open", f);
 	VT_OK(t, close(dev));
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "MM_LOCKED (0x%x) after the last fd closed", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "MM_LOCKED (0x%x) after the last fd closed", f);
 	close(group);
 }
 
@@ -282,15 +277,15 @@ static void test_device_fd_by_name(struct vt *t, void *arg)
 		char *name = malloc(3 * 4096);
 		long ret;
 
-		CHECKF(t, name, "malloc failed");
+		VT_CHECKF(t, name, "malloc failed");
 		memset(name, 'a', 3 * 4096 - 1);
 		name[3 * 4096 - 1] = '\0';
 		errno = 0;
 		ret = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, name);
 		free(name);
-		CHECKF(t, ret == -1 && (errno == EINVAL || errno == ENODEV ||
-					errno == ENAMETOOLONG),
-		       "12 KiB device name: %ld/%s", ret, strerror(errno));
+		VT_CHECKF(t, ret == -1 && (errno == EINVAL || errno == ENODEV ||
+					   errno == ENAMETOOLONG),
+			  "12 KiB device name: %ld/%s", ret, strerror(errno));
 	}
 	close(group);
 }
@@ -305,10 +300,10 @@ static void test_iommu_fds_shared(struct vt *t, void *arg)
 	(void)arg;
 	io1 = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
 	io2 = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
-	CHECKF(t, io1 != io2, "same fd number twice");
+	VT_CHECKF(t, io1 != io2, "same fd number twice");
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
 	page[0] = 1;
 	VT_OK(t, vt_map(io1, page, 0x100000, 4096, 0));
 	VT_ERRNO(t, vt_map(io2, page, 0x100000, 4096, 0), EBUSY);
@@ -342,23 +337,23 @@ static void test_group_fd_closed_first(struct vt *t, void *arg)
 
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
 	page[0] = 1;
 	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
 	VT_OK(t, vt_region_info(dev, VFIO_PCI_BAR0_REGION_INDEX, &reg));
-	CHECKF(t, pread(dev, &id, 4, reg.offset) == 4, "pread: %s",
-	       strerror(errno));
-	CHECKF(t, (id & 0xffff) == 0x00ed, "edu id 0x%08x", id);
+	VT_CHECKF(t, pread(dev, &id, 4, reg.offset) == 4, "pread: %s",
+		  strerror(errno));
+	VT_CHECKF(t, (id & 0xffff) == 0x00ed, "edu id 0x%08x", id);
 
 	again = open_group(t, EDU0);
 	f = group_flags(t, again);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
-	       "flags 0x%x: fds open but not MM_LOCKED", f);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_MM_LOCKED,
+		  "flags 0x%x: fds open but not MM_LOCKED", f);
 	VT_OK(t, close(dev));
 	VT_OK(t, close(iommu));
 	f = group_flags(t, again);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "flags 0x%x: MM_LOCKED after the last fd closed", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "flags 0x%x: MM_LOCKED after the last fd closed", f);
 	close(again);
 	munmap(page, 4096);
 }
@@ -401,7 +396,7 @@ static void ensure_pci_stub(struct vt *t, int *loaded)
 			path, strerror(errno));
 	ret = syscall(SYS_finit_module, fd, "", 0);
 	close(fd);
-	CHECKF(t, ret == 0, "finit_module %s: %s", path, strerror(errno));
+	VT_CHECKF(t, ret == 0, "finit_module %s: %s", path, strerror(errno));
 	*loaded = 1;
 }
 
@@ -445,16 +440,16 @@ static void ich9_save(struct vt *t, struct ich9 *s)
 	int i;
 
 	s->grp = vt_group_id(ICH9_LPC);
-	CHECKF(t, s->grp >= 0, "%s has no iommu_group", ICH9_LPC);
+	VT_CHECKF(t, s->grp >= 0, "%s has no iommu_group", ICH9_LPC);
 	snprintf(dir, sizeof(dir), "/sys/kernel/iommu_groups/%d/devices",
 		 s->grp);
 	s->n = list_dir(dir, names, MAX_MEMBERS);
-	CHECKF(t, s->n > 0, "%s: %s", dir, strerror(errno));
+	VT_CHECKF(t, s->n > 0, "%s: %s", dir, strerror(errno));
 	for (i = 0; i < s->n; i++) {
 		copy_str(s->dev[i].bdf, sizeof(s->dev[i].bdf), names[i]);
-		CHECKF(t, vt_device_driver(names[i], s->dev[i].drv,
-					   sizeof(s->dev[i].drv)) == 0,
-		       "driver of %s: %s", names[i], strerror(errno));
+		VT_CHECKF(t, vt_device_driver(names[i], s->dev[i].drv,
+					      sizeof(s->dev[i].drv)) == 0,
+			  "driver of %s: %s", names[i], strerror(errno));
 	}
 }
 
@@ -471,26 +466,26 @@ static void ich9_body(struct vt *t, struct ich9 *s)
 	int group, i, fd;
 	int has_smbus = 0;
 
-	CHECKF(t, s->n >= 2, "ICH9 group %d has %d members, want several",
-	       s->grp, s->n);
+	VT_CHECKF(t, s->n >= 2, "ICH9 group %d has %d members, want several",
+		  s->grp, s->n);
 	for (i = 0; i < s->n; i++) {
 		if (strcmp(s->dev[i].bdf, ICH9_SMBUS) == 0)
 			has_smbus = 1;
 		if (strcmp(s->dev[i].bdf, ICH9_LPC) != 0)
 			unbind(t, s->dev[i].bdf);
 	}
-	CHECKF(t, has_smbus, "%s is not in group %d", ICH9_SMBUS, s->grp);
+	VT_CHECKF(t, has_smbus, "%s is not in group %d", ICH9_SMBUS, s->grp);
 	bind_to(t, ICH9_LPC, "vfio");
 
 	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", s->grp);
 	group = open(node, O_RDWR);
-	CHECKF(t, group >= 0, "open %s after binding %s: %s", node, ICH9_LPC,
-	       strerror(errno));
+	VT_CHECKF(t, group >= 0, "open %s after binding %s: %s", node, ICH9_LPC,
+		  strerror(errno));
 	check_links(t, s->grp);
 	f = group_flags(t, group);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
-	       "not viable (0x%x) with %s on vfio, others unbound", f,
-	       ICH9_LPC);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
+		  "not viable (0x%x) with %s on vfio, others unbound", f,
+		  ICH9_LPC);
 
 	bind_to(t, ICH9_SMBUS, "pci-stub");
 	{
@@ -499,30 +494,30 @@ static void ich9_body(struct vt *t, struct ich9 *s)
 		};
 
 		VT_OK(t, ioctl(group, VFIO_GROUP_GET_INFO, &info));
-		CHECKF(t, !(info.flags & VFIO_GROUP_FLAGS_VIABLE),
-		       "VIABLE (0x%x) with %s on pci-stub", info.flags,
-		       ICH9_SMBUS);
-		CHECKF(t, info.flags == 0, "stale flags 0x%x on an idle, "
-		       "non-viable group", info.flags);
+		VT_CHECKF(t, !(info.flags & VFIO_GROUP_FLAGS_VIABLE),
+			  "VIABLE (0x%x) with %s on pci-stub", info.flags,
+			  ICH9_SMBUS);
+		VT_CHECKF(t, info.flags == 0, "stale flags 0x%x on an idle, "
+			  "non-viable group", info.flags);
 	}
 	errno = 0;
 	fd = ioctl(group, VFIO_GROUP_GET_IOMMU_FD);
-	CHECKF(t, fd == -1 && errno == EBUSY,
-	       "GET_IOMMU_FD on a non-viable group: %d/%s, want EBUSY", fd,
-	       strerror(errno));
+	VT_CHECKF(t, fd == -1 && errno == EBUSY,
+		  "GET_IOMMU_FD on a non-viable group: %d/%s, want EBUSY", fd,
+		  strerror(errno));
 	errno = 0;
 	fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, ICH9_LPC);
-	CHECKF(t, fd == -1 && errno == EBUSY,
-	       "GET_DEVICE_FD on a non-viable group: %d/%s, want EBUSY", fd,
-	       strerror(errno));
+	VT_CHECKF(t, fd == -1 && errno == EBUSY,
+		  "GET_DEVICE_FD on a non-viable group: %d/%s, want EBUSY", fd,
+		  strerror(errno));
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "refused fds left MM_LOCKED set (0x%x)", f);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "refused fds left MM_LOCKED set (0x%x)", f);
 
 	unbind(t, ICH9_SMBUS);
 	f = group_flags(t, group);
-	CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
-	       "still not viable (0x%x) after unbinding %s", f, ICH9_SMBUS);
+	VT_CHECKF(t, f & VFIO_GROUP_FLAGS_VIABLE,
+		  "still not viable (0x%x) after unbinding %s", f, ICH9_SMBUS);
 	fd = VT_OK(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD));
 	close(fd);
 	close(group);
@@ -570,16 +565,16 @@ static void ich9_in_use_body(struct vt *t, struct ich9 *s)
 
 	ret = vt_bind(ICH9_SMBUS, SMBUS_DRIVER);
 	VT_OK(t, vt_device_driver(ICH9_SMBUS, drv, sizeof(drv)));
-	CHECKF(t, strcmp(drv, SMBUS_DRIVER) != 0,
-	       "%s took %s while its group is in use (bind: %d)",
-	       SMBUS_DRIVER, ICH9_SMBUS, ret);
+	VT_CHECKF(t, strcmp(drv, SMBUS_DRIVER) != 0,
+		  "%s took %s while its group is in use (bind: %d)",
+		  SMBUS_DRIVER, ICH9_SMBUS, ret);
 	f = group_flags(t, group);
-	CHECKF(t, (f & VFIO_GROUP_FLAGS_VIABLE) &&
-	       (f & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "in-use group after a refused host bind: flags 0x%x", f);
+	VT_CHECKF(t, (f & VFIO_GROUP_FLAGS_VIABLE) &&
+		  (f & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "in-use group after a refused host bind: flags 0x%x", f);
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, page != MAP_FAILED, "mmap: %s", strerror(errno));
 	page[0] = 1;
 	VT_OK(t, vt_map(iommu, page, 0x100000, 4096, 0));
 	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));
@@ -589,8 +584,8 @@ static void ich9_in_use_body(struct vt *t, struct ich9 *s)
 	/* An idle group does not stop the host. */
 	bind_to(t, ICH9_SMBUS, SMBUS_DRIVER);
 	f = group_flags(t, group);
-	CHECKF(t, !(f & VFIO_GROUP_FLAGS_VIABLE),
-	       "VIABLE (0x%x) with %s on %s", f, ICH9_SMBUS, SMBUS_DRIVER);
+	VT_CHECKF(t, !(f & VFIO_GROUP_FLAGS_VIABLE),
+		  "VIABLE (0x%x) with %s on %s", f, ICH9_SMBUS, SMBUS_DRIVER);
 	close(group);
 	unbind(t, ICH9_SMBUS);
 	if (loaded && system("rmmod i2c_i801 2>/dev/null") != 0)
@@ -635,26 +630,20 @@ static void test_ich9_in_use_refuses_host(struct vt *t, void *arg)
 	ich9_run(t, ich9_in_use_body);
 }
 
-/* A failed case may leave fds open: drop them so later cases start clean. */
-#define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
-} while (0)
-
 int main(void)
 {
 	struct vt t = { .prog = "t-group" };
 
-	RUN(&t, test_node_exists);
-	RUN(&t, test_sysfs_links);
-	RUN(&t, test_info_argsz);
-	RUN(&t, test_info_flags_rewritten);
-	RUN(&t, test_mm_locked_lifecycle);
-	RUN(&t, test_device_fd_by_name);
-	RUN(&t, test_iommu_fds_shared);
-	RUN(&t, test_group_fd_closed_first);
-	RUN(&t, test_unknown_ioctl);
-	RUN(&t, test_ich9_viability);
-	RUN(&t, test_ich9_in_use_refuses_host);
+	VT_RUN_CLOSE(&t, test_node_exists);
+	VT_RUN_CLOSE(&t, test_sysfs_links);
+	VT_RUN_CLOSE(&t, test_info_argsz);
+	VT_RUN_CLOSE(&t, test_info_flags_rewritten);
+	VT_RUN_CLOSE(&t, test_mm_locked_lifecycle);
+	VT_RUN_CLOSE(&t, test_device_fd_by_name);
+	VT_RUN_CLOSE(&t, test_iommu_fds_shared);
+	VT_RUN_CLOSE(&t, test_group_fd_closed_first);
+	VT_RUN_CLOSE(&t, test_unknown_ioctl);
+	VT_RUN_CLOSE(&t, test_ich9_viability);
+	VT_RUN_CLOSE(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);
 }

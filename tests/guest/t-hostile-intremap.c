@@ -34,11 +34,6 @@
 #define CMD_MEM_MASTER	0x6
 #define ECAP_IR		(1ULL << 3)	/* VT-d extended capability: IR */
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 struct env {
 	int remapping;		/* 1: every DMAR unit has IR, 0: none, -1 */
 	char param[8];
@@ -91,11 +86,11 @@ static void test_bound_with_remapping(struct vt *t, void *arg)
 	char drv[64];
 
 	need(t, e, 1);
-	CHECKF(t, e->param[0] == 'N' || e->param[0] == '0',
-	       "allow_unsafe_interrupts is '%s' by default", e->param);
-	CHECKF(t, vt_device_driver(VT_EDU0, drv, sizeof(drv)) == 0 &&
-	       strcmp(drv, "vfio") == 0, "%s on '%s' with remapping on",
-	       VT_EDU0, drv);
+	VT_CHECKF(t, e->param[0] == 'N' || e->param[0] == '0',
+		  "allow_unsafe_interrupts is '%s' by default", e->param);
+	VT_CHECKF(t, vt_device_driver(VT_EDU0, drv, sizeof(drv)) == 0 &&
+		  strcmp(drv, "vfio") == 0, "%s on '%s' with remapping on",
+		  VT_EDU0, drv);
 }
 
 /* Unbound, with no dynamic id of ours left behind. */
@@ -116,11 +111,11 @@ static void test_refused_without_remapping(struct vt *t, void *arg)
 	int ret, err;
 
 	need(t, e, 0);
-	CHECKF(t, e->param[0] == 'N' || e->param[0] == '0',
-	       "allow_unsafe_interrupts is '%s' by default", e->param);
-	CHECKF(t, vt_device_driver(VT_EDU0, drv, sizeof(drv)) == 0 && !drv[0],
-	       "%s starts on '%s'; the VM should leave it unbound (--no-bind)",
-	       VT_EDU0, drv);
+	VT_CHECKF(t, e->param[0] == 'N' || e->param[0] == '0',
+		  "allow_unsafe_interrupts is '%s' by default", e->param);
+	VT_CHECKF(t, vt_device_driver(VT_EDU0, drv, sizeof(drv)) == 0 && !drv[0],
+		  "%s starts on '%s'; the VM should leave it unbound (--no-bind)",
+		  VT_EDU0, drv);
 	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(VT_EDU0));
 
 	/* Documentation/vfio.txt's way: new_id probes every edu. */
@@ -129,9 +124,9 @@ static void test_refused_without_remapping(struct vt *t, void *arg)
 	vt_device_driver(VT_EDU0, drv, sizeof(drv));
 	if (drv[0] || access(node, F_OK) == 0) {
 		leave_unbound();
-		CHECKF(t, 0, "without remapping %s went to '%s' (%s %s)",
-		       VT_EDU0, drv, node, access(node, F_OK) ? "absent" :
-		       "present");
+		VT_CHECKF(t, 0, "without remapping %s went to '%s' (%s %s)",
+			  VT_EDU0, drv, node, access(node, F_OK) ? "absent" :
+			  "present");
 	}
 	/* And an explicit bind is refused with an error, not ignored. */
 	errno = 0;
@@ -139,9 +134,9 @@ static void test_refused_without_remapping(struct vt *t, void *arg)
 	err = errno;
 	vt_device_driver(VT_EDU0, drv, sizeof(drv));
 	leave_unbound();
-	CHECKF(t, ret < 0, "bind of %s without remapping succeeded", VT_EDU0);
-	CHECKF(t, !drv[0], "after the refused bind %s is on '%s'", VT_EDU0,
-	       drv);
+	VT_CHECKF(t, ret < 0, "bind of %s without remapping succeeded", VT_EDU0);
+	VT_CHECKF(t, !drv[0], "after the refused bind %s is on '%s'", VT_EDU0,
+		  drv);
 	printf("# bind refused with %s\n", strerror(err));
 }
 
@@ -162,8 +157,8 @@ static void test_unsafe_allowed(struct vt *t, void *arg)
 	    vt_write_file(DRV "/bind", VT_EDU0) < 0) {
 		vt_write_file(PARAM, e->param);
 		leave_unbound();
-		CHECKF(t, 0, "bind with allow_unsafe_interrupts=Y: %s",
-		       strerror(errno));
+		VT_CHECKF(t, 0, "bind with allow_unsafe_interrupts=Y: %s",
+			  strerror(errno));
 	}
 	ok = vt_open_dev(&d, VT_EDU0) == 0;
 	if (!ok) {
@@ -201,9 +196,9 @@ static void test_unsafe_allowed(struct vt *t, void *arg)
 	vt_close_dev(&d);
 	leave_unbound();
 	vt_write_file(PARAM, e->param);
-	CHECKF(t, ok, "open %s with allow_unsafe_interrupts=Y: %s", VT_EDU0,
-	       strerror(err));
-	CHECKF(t, fired == 1, "no MSI from %s with the override on", VT_EDU0);
+	VT_CHECKF(t, ok, "open %s with allow_unsafe_interrupts=Y: %s", VT_EDU0,
+		  strerror(err));
+	VT_CHECKF(t, fired == 1, "no MSI from %s with the override on", VT_EDU0);
 	printf("# with allow_unsafe_interrupts=Y the MSI arrived (count %llu)\n",
 	       (unsigned long long)v);
 }

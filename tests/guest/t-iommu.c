@@ -20,11 +20,6 @@
 #define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 struct ctx {
 	int group;
 	int iommu;
@@ -46,20 +41,20 @@ static long pinned(struct vt *t)
 
 #define CHECK_PINS(t, c, delta) do {					\
 	long __now = pinned(t);						\
-	CHECKF((t), __now == (c)->pins + (delta),			\
-	       "%ld pages pinned, want %ld (start %ld + %ld)", __now,	\
-	       (c)->pins + (long)(delta), (c)->pins, (long)(delta));	\
+	VT_CHECKF((t), __now == (c)->pins + (delta),			\
+		  "%ld pages pinned, want %ld (start %ld + %ld)", __now, \
+		  (c)->pins + (long)(delta), (c)->pins, (long)(delta));	\
 } while (0)
 
 static void setup(struct vt *t, struct ctx *c)
 {
 	c->group = vt_open_group_of(VT_TESTDEV0);
-	CHECKF(t, c->group >= 0, "open the group of %s: %s", VT_TESTDEV0,
-	       strerror(errno));
+	VT_CHECKF(t, c->group >= 0, "open the group of %s: %s", VT_TESTDEV0,
+		  strerror(errno));
 	c->iommu = VT_OK(t, vt_iommu_fd(c->group));
 	c->buf = mmap(NULL, BUF_PAGES * PG, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, c->buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, c->buf != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(c->buf, 0x11, BUF_PAGES * PG);
 	c->pins = pinned(t);
 }
@@ -129,9 +124,9 @@ static void check_pgsizes(struct vt *t, uint64_t bitmap)
 		want |= 2UL << 20;
 	if (levels >= 2)
 		want |= 1UL << 30;
-	CHECKF(t, bitmap == want, "pgsize_bitmap 0x%llx, but the VT-d unit "
-	       "(cap 0x%llx) gives 0x%llx", (unsigned long long)bitmap,
-	       (unsigned long long)cap, (unsigned long long)want);
+	VT_CHECKF(t, bitmap == want, "pgsize_bitmap 0x%llx, but the VT-d unit "
+		  "(cap 0x%llx) gives 0x%llx", (unsigned long long)bitmap,
+		  (unsigned long long)cap, (unsigned long long)want);
 }
 
 static void test_info(struct vt *t, void *arg)
@@ -155,41 +150,41 @@ static void test_info(struct vt *t, void *arg)
 	memset(&info, 0xff, sizeof(info));
 	info.argsz = sizeof(info);
 	ret = ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &info);
-	CHECKF(t, ret == 0, "GET_INFO returned %ld (%s)", ret,
-	       ret < 0 ? strerror(errno) : "want 0");
+	VT_CHECKF(t, ret == 0, "GET_INFO returned %ld (%s)", ret,
+		  ret < 0 ? strerror(errno) : "want 0");
 	printf("# iommu: iova 0x%llx-0x%llx, pgsizes 0x%llx, flags 0x%x\n",
 	       (unsigned long long)info.iova_min,
 	       (unsigned long long)info.iova_max,
 	       (unsigned long long)info.pgsize_bitmap, info.flags);
-	CHECKF(t, info.flags == 0, "flags 0x%x: none is defined", info.flags);
-	CHECKF(t, info.iova_min < info.iova_max, "iova 0x%llx >= max 0x%llx",
-	       (unsigned long long)info.iova_min,
-	       (unsigned long long)info.iova_max);
+	VT_CHECKF(t, info.flags == 0, "flags 0x%x: none is defined", info.flags);
+	VT_CHECKF(t, info.iova_min < info.iova_max, "iova 0x%llx >= max 0x%llx",
+		  (unsigned long long)info.iova_min,
+		  (unsigned long long)info.iova_max);
 	/* edu DMA needs IOVAs below 256 MiB; any VT-d aperture covers 4 GiB. */
-	CHECKF(t, info.iova_min == 0 && info.iova_max >= 0xffffffffULL,
-	       "aperture 0x%llx-0x%llx does not cover the low 4 GiB",
-	       (unsigned long long)info.iova_min,
-	       (unsigned long long)info.iova_max);
-	CHECKF(t, ((info.iova_max + 1) & 0xfff) == 0,
-	       "iova_max 0x%llx is not the end of a page",
-	       (unsigned long long)info.iova_max);
-	CHECKF(t, info.pgsize_bitmap & PG, "pgsize_bitmap 0x%llx lacks 4 KiB",
-	       (unsigned long long)info.pgsize_bitmap);
-	CHECKF(t, !(info.pgsize_bitmap & (PG - 1)),
-	       "pgsize_bitmap 0x%llx has sizes below 4 KiB",
-	       (unsigned long long)info.pgsize_bitmap);
+	VT_CHECKF(t, info.iova_min == 0 && info.iova_max >= 0xffffffffULL,
+		  "aperture 0x%llx-0x%llx does not cover the low 4 GiB",
+		  (unsigned long long)info.iova_min,
+		  (unsigned long long)info.iova_max);
+	VT_CHECKF(t, ((info.iova_max + 1) & 0xfff) == 0,
+		  "iova_max 0x%llx is not the end of a page",
+		  (unsigned long long)info.iova_max);
+	VT_CHECKF(t, info.pgsize_bitmap & PG, "pgsize_bitmap 0x%llx lacks 4 KiB",
+		  (unsigned long long)info.pgsize_bitmap);
+	VT_CHECKF(t, !(info.pgsize_bitmap & (PG - 1)),
+		  "pgsize_bitmap 0x%llx has sizes below 4 KiB",
+		  (unsigned long long)info.pgsize_bitmap);
 
 	check_pgsizes(t, info.pgsize_bitmap);
 
 	memset(&big, 0x5a, sizeof(big));
 	big.info.argsz = sizeof(big);
-	CHECKF(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &big) == 0,
-	       "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
-	CHECKF(t, big.info.pgsize_bitmap == info.pgsize_bitmap &&
-	       big.info.iova_max == info.iova_max,
-	       "a larger argsz changed the answer");
-	CHECKF(t, big.tail[0] == 0x5a && big.tail[31] == 0x5a,
-	       "kernel wrote past struct vfio_iommu_info");
+	VT_CHECKF(t, ioctl(c.iommu, VFIO_IOMMU_GET_INFO, &big) == 0,
+		  "GET_INFO with argsz %zu: %s", sizeof(big), strerror(errno));
+	VT_CHECKF(t, big.info.pgsize_bitmap == info.pgsize_bitmap &&
+		  big.info.iova_max == info.iova_max,
+		  "a larger argsz changed the answer");
+	VT_CHECKF(t, big.tail[0] == 0x5a && big.tail[31] == 0x5a,
+		  "kernel wrote past struct vfio_iommu_info");
 	teardown(&c);
 }
 
@@ -311,19 +306,19 @@ static void test_map_aperture(struct vt *t, void *arg)
 	top = info.iova_max + 1 - PG;
 	/* Straddling the end: its last page lies past iova_max. */
 	ret = map(c.iommu, RW, c.buf, top, 2 * PG);
-	CHECKF(t, ret == -1, "map straddling the aperture's end succeeded");
+	VT_CHECKF(t, ret == -1, "map straddling the aperture's end succeeded");
 	CHECK_PINS(t, &c, 0);
 	VT_OK(t, map(c.iommu, RW, c.buf, top, PG));
 	CHECK_PINS(t, &c, 1);
 	errno = 0;
 	ret = map(c.iommu, RW, c.buf + PG, info.iova_max + 1, PG);
-	CHECKF(t, ret == -1 && errno != 0,
-	       "map at iova_max + 1 (0x%llx) succeeded",
-	       (unsigned long long)info.iova_max + 1);
-	CHECKF(t, ret == -1 && (errno == EINVAL || errno == EFAULT ||
-				errno == ERANGE),
-	       "map past the aperture: %s, want EINVAL (or EFAULT/ERANGE)",
-	       strerror(errno));
+	VT_CHECKF(t, ret == -1 && errno != 0,
+		  "map at iova_max + 1 (0x%llx) succeeded",
+		  (unsigned long long)info.iova_max + 1);
+	VT_CHECKF(t, ret == -1 && (errno == EINVAL || errno == EFAULT ||
+				   errno == ERANGE),
+		  "map past the aperture: %s, want EINVAL (or EFAULT/ERANGE)",
+		  strerror(errno));
 	CHECK_PINS(t, &c, 1);
 	VT_OK(t, vt_unmap(c.iommu, top, PG));
 	CHECK_PINS(t, &c, 0);
@@ -371,7 +366,7 @@ static void test_map_unmapped_vaddr(struct vt *t, void *arg)
 	setup(t, &c);
 	p = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(p, 1, 4 * PG);
 	/* Last page missing: the first three must be unpinned again. */
 	VT_OK(t, munmap(p + 3 * PG, PG));
@@ -398,7 +393,7 @@ static void test_map_readonly(struct vt *t, void *arg)
 	setup(t, &c);
 	p = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(p, 0x22, 2 * PG);
 	VT_OK(t, mprotect(p, 2 * PG, PROT_READ));
 	VT_OK(t, map(c.iommu, VFIO_DMA_MAP_FLAG_READ, p, 0x20000, 2 * PG));
@@ -406,13 +401,13 @@ static void test_map_readonly(struct vt *t, void *arg)
 
 	errno = 0;
 	ret = map(c.iommu, VFIO_DMA_MAP_FLAG_WRITE, p, 0x30000, 2 * PG);
-	CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
-	       "device-writable map of PROT_READ memory: %d/%s, want "
-	       "EFAULT or EPERM", ret, strerror(errno));
+	VT_CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
+		  "device-writable map of PROT_READ memory: %d/%s, want "
+		  "EFAULT or EPERM", ret, strerror(errno));
 	ret = map(c.iommu, RW, p, 0x30000, 2 * PG);
-	CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
-	       "READ|WRITE map of PROT_READ memory: %d/%s", ret,
-	       strerror(errno));
+	VT_CHECKF(t, ret == -1 && (errno == EFAULT || errno == EPERM),
+		  "READ|WRITE map of PROT_READ memory: %d/%s", ret,
+		  strerror(errno));
 	CHECK_PINS(t, &c, 2);
 	VT_OK(t, vt_unmap(c.iommu, 0x20000, 2 * PG));
 	CHECK_PINS(t, &c, 0);
@@ -480,13 +475,13 @@ static void test_unmap_nothing(struct vt *t, void *arg)
 	(void)arg;
 	setup(t, &c);
 	ret = vt_unmap(c.iommu, 0x400000, 4 * PG);
-	CHECKF(t, ret == 0, "unmap of an empty range: %ld (%s), want 0", ret,
-	       ret < 0 ? strerror(errno) : "not 0");
+	VT_CHECKF(t, ret == 0, "unmap of an empty range: %ld (%s), want 0", ret,
+		  ret < 0 ? strerror(errno) : "not 0");
 	/* Next to a mapping, still nothing to do. */
 	VT_OK(t, map(c.iommu, RW, c.buf, 0x500000, PG));
 	ret = vt_unmap(c.iommu, 0x501000, PG);
-	CHECKF(t, ret == 0, "unmap next to a mapping: %ld (%s)", ret,
-	       ret < 0 ? strerror(errno) : "not 0");
+	VT_CHECKF(t, ret == 0, "unmap next to a mapping: %ld (%s)", ret,
+		  ret < 0 ? strerror(errno) : "not 0");
 	CHECK_PINS(t, &c, 1);
 	VT_OK(t, vt_unmap(c.iommu, 0x500000, PG));
 	teardown(&c);
@@ -545,30 +540,25 @@ static void test_unknown_ioctl(struct vt *t, void *arg)
 	teardown(&c);
 }
 
-#define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
-} while (0)
-
 int main(void)
 {
 	struct vt t = { .prog = "t-iommu" };
 
-	RUN(&t, test_info);
-	RUN(&t, test_map_flags);
-	RUN(&t, test_map_argsz);
-	RUN(&t, test_map_alignment);
-	RUN(&t, test_map_size_zero);
-	RUN(&t, test_map_wrap);
-	RUN(&t, test_map_aperture);
-	RUN(&t, test_map_overlap);
-	RUN(&t, test_map_unmapped_vaddr);
-	RUN(&t, test_map_readonly);
-	RUN(&t, test_unmap_splits);
-	RUN(&t, test_unmap_spans_maps);
-	RUN(&t, test_unmap_nothing);
-	RUN(&t, test_unmap_args);
-	RUN(&t, test_close_unpins);
-	RUN(&t, test_unknown_ioctl);
+	VT_RUN_CLOSE(&t, test_info);
+	VT_RUN_CLOSE(&t, test_map_flags);
+	VT_RUN_CLOSE(&t, test_map_argsz);
+	VT_RUN_CLOSE(&t, test_map_alignment);
+	VT_RUN_CLOSE(&t, test_map_size_zero);
+	VT_RUN_CLOSE(&t, test_map_wrap);
+	VT_RUN_CLOSE(&t, test_map_aperture);
+	VT_RUN_CLOSE(&t, test_map_overlap);
+	VT_RUN_CLOSE(&t, test_map_unmapped_vaddr);
+	VT_RUN_CLOSE(&t, test_map_readonly);
+	VT_RUN_CLOSE(&t, test_unmap_splits);
+	VT_RUN_CLOSE(&t, test_unmap_spans_maps);
+	VT_RUN_CLOSE(&t, test_unmap_nothing);
+	VT_RUN_CLOSE(&t, test_unmap_args);
+	VT_RUN_CLOSE(&t, test_close_unpins);
+	VT_RUN_CLOSE(&t, test_unknown_ioctl);
 	return vt_done(&t);
 }

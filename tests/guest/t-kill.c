@@ -23,11 +23,6 @@
 #define CHILD_PAGES	256
 #define SETTLE_MS	3000	/* bound for the exit path to unpin */
 
-#define CHECKF(t, cond, ...) do {					\
-	if (!(cond))							\
-		vt_fail((t), __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
 enum how_to_die { DIE_SIGKILL, DIE_EXIT };
 
 struct victim {
@@ -122,21 +117,21 @@ static void check_released(struct vt *t, const char *dev, long start)
 	long now;
 
 	now = settle(t, start);
-	CHECKF(t, now == start, "%ld pages still pinned %d ms after the "
-	       "owner died", now - start, SETTLE_MS);
+	VT_CHECKF(t, now == start, "%ld pages still pinned %d ms after the "
+		  "owner died", now - start, SETTLE_MS);
 	group = vt_open_group_of(dev);
-	CHECKF(t, group >= 0, "open the group of %s: %s", dev,
-	       strerror(errno));
+	VT_CHECKF(t, group >= 0, "open the group of %s: %s", dev,
+		  strerror(errno));
 	VT_OK(t, vt_group_flags(group, &flags));
-	CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED),
-	       "group still MM_LOCKED (0x%x) after its owner died", flags);
+	VT_CHECKF(t, !(flags & VFIO_GROUP_FLAGS_MM_LOCKED),
+		  "group still MM_LOCKED (0x%x) after its owner died", flags);
 	iommu = VT_OK(t, vt_iommu_fd(group));
 	/* The dead owner's IOVAs are free again. */
 	{
 		uint8_t *b = mmap(NULL, PG, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		CHECKF(t, b != MAP_FAILED, "mmap: %s", strerror(errno));
+		VT_CHECKF(t, b != MAP_FAILED, "mmap: %s", strerror(errno));
 		b[0] = 1;
 		VT_OK(t, vt_map(iommu, b, 0x100000, PG, RW));
 		VT_OK(t, vt_unmap(iommu, 0x100000, PG));
@@ -164,8 +159,8 @@ static void test_sigkill_unpins(struct vt *t, void *arg)
 	}
 	VT_OK(t, kill(v.pid, SIGKILL));
 	VT_OK(t, waitpid(v.pid, &status, 0));
-	CHECKF(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-	       "child status 0x%x", status);
+	VT_CHECKF(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "child status 0x%x", status);
 	close(v.ready);
 	check_released(t, VT_EDU0, start);
 }
@@ -180,8 +175,8 @@ static void test_exit_unpins(struct vt *t, void *arg)
 	start = pinned(t);
 	victim_start(t, &v, VT_EDU1, DIE_EXIT);
 	VT_OK(t, waitpid(v.pid, &status, 0));
-	CHECKF(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "child status 0x%x", status);
+	VT_CHECKF(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status 0x%x", status);
 	close(v.ready);
 	check_released(t, VT_EDU1, start);
 }
@@ -208,17 +203,12 @@ static void test_sigkill_many(struct vt *t, void *arg)
 		check_released(t, devs[i], start);
 }
 
-#define RUN(t, fn) do {							\
-	VT_RUN(t, fn, NULL);						\
-	close_range(3, ~0U, 0);						\
-} while (0)
-
 int main(void)
 {
 	struct vt t = { .prog = "t-kill" };
 
-	RUN(&t, test_sigkill_unpins);
-	RUN(&t, test_exit_unpins);
-	RUN(&t, test_sigkill_many);
+	VT_RUN_CLOSE(&t, test_sigkill_unpins);
+	VT_RUN_CLOSE(&t, test_exit_unpins);
+	VT_RUN_CLOSE(&t, test_sigkill_many);
 	return vt_done(&t);
 }
