@@ -10,10 +10,27 @@ set -euo pipefail
 
 out=${1:?usage: seed-header.sh OUTDIR}
 top=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel)
-seed=$top/../shared/seeds/003-patch-vfio-vfio-core-header.patch
+name=003-patch-vfio-vfio-core-header.patch
 
-if [ ! -f "$seed" ]; then
-	echo "seed header patch $seed is absent"
+# The seeds live beside the team's checkout, not in the repository:
+# $VFIO_SEEDS_DIR, else ../shared/seeds of this tree, else that of the
+# checkout this one was cloned from (a clean clone in /tmp still finds
+# them).
+dirs=()
+[ -n "${VFIO_SEEDS_DIR:-}" ] && dirs+=("$VFIO_SEEDS_DIR")
+dirs+=("$top/../shared/seeds")
+origin=$(git -C "$top" config --get remote.origin.url 2>/dev/null || true)
+[ -n "$origin" ] && [ -d "$origin" ] && dirs+=("$origin/../shared/seeds")
+seed=
+for d in "${dirs[@]}"; do
+	if [ -f "$d/$name" ]; then
+		seed=$d/$name
+		break
+	fi
+done
+if [ -z "$seed" ]; then
+	echo "seed header patch $name is absent (looked in ${dirs[*]};" \
+		"set VFIO_SEEDS_DIR)"
 	exit 3
 fi
 mkdir -p "$out/uapi"
