@@ -255,9 +255,7 @@ int main(void)
 {
 	struct vt t = { .prog = "t-hotremove-unbind" };
 
-	VT_RUN(&t, test_unbind_user_closes, NULL);
-	close_range(3, ~0U, 0);
-	VT_RUN(&t, test_unbind_user_holds, NULL);
-	close_range(3, ~0U, 0);
+	VT_RUN_CLOSE(&t, test_unbind_user_closes);
+	VT_RUN_CLOSE(&t, test_unbind_user_holds);
 	return vt_done(&t);
 }

@@ -167,11 +167,9 @@ int main(void)
 	struct hot h;
 
 	memset(&h, 0, sizeof(h));
-	VT_RUN(&t, test_hot_remove, &h);
-	close_range(3, ~0U, 0);
+	VT_RUN_CLOSE_ARG(&t, test_hot_remove, &h);
 	if (h.timeout_set && vt_write_file(TIMEOUT_PARAM, h.old_timeout))
 		printf("# restore %s: %s\n", TIMEOUT_PARAM, strerror(errno));
-	VT_RUN(&t, test_hot_readd, &h);
-	close_range(3, ~0U, 0);
+	VT_RUN_CLOSE_ARG(&t, test_hot_readd, &h);
 	return vt_done(&t);
 }

@@ -107,14 +107,16 @@ vt_skip(struct vt *t, const char *fmt, ...)
 } while (0)
 
 /*
- * VT_RUN(t, fn, NULL), then close every fd above stderr: a failed check
+ * VT_RUN(t, fn, arg), then close every fd above stderr: a failed check
  * may leave fds open, and the next case must start from the state /init
  * gave.  Needs close_range() (<unistd.h> with _GNU_SOURCE).
  */
-#define VT_RUN_CLOSE(t, fn) do {					\
-	VT_RUN(t, fn, NULL);						\
+#define VT_RUN_CLOSE_ARG(t, fn, arg) do {				\
+	VT_RUN(t, fn, arg);						\
 	close_range(3, ~0U, 0);						\
 } while (0)
+
+#define VT_RUN_CLOSE(t, fn) VT_RUN_CLOSE_ARG(t, fn, NULL)
 
 /* Exit status of a test program: nonzero when any case failed. */
 static inline int vt_done(struct vt *t)
