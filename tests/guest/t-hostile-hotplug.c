@@ -193,18 +193,8 @@ static int plug_back(void)
 	char drv[64] = "";
 	uint64_t end;
 
-	/*
-	 * The guest drops the device before pciehp powers the slot off and
-	 * QEMU really deletes it; until then device_add fails on the
-	 * duplicate id.  So ask again every few seconds.
-	 */
-	end = vt_now_ms() + BACK_MS;
-	while (access(EDU2_SYSFS, F_OK) != 0) {
-		if (vt_now_ms() >= end)
-			return -1;
-		vt_host("device_add edu,id=edu2,bus=rp0");
-		vt_wait_path(EDU2_SYSFS, 1, 5000);
-	}
+	if (vt_plug_edu2(EDU2_SYSFS, BACK_MS))
+		return -1;
 	end = vt_now_ms() + BACK_MS;
 	while (vt_now_ms() < end) {
 		if (vt_device_driver(EDU2, drv, sizeof(drv)) == 0 &&

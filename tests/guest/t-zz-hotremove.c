@@ -132,14 +132,19 @@ static void test_hot_readd(struct vt *t, void *arg)
 	char drv_path[PATH_MAX], drv[64], node[64];
 	uint32_t id = 0;
 	struct vt_dev d;
+	uint64_t end, now;
 
 	if (!h->name[0])
 		vt_skip(t, "no edu2 to put back");
 	if (access(h->path, F_OK) == 0)
 		vt_skip(t, "%s was never removed", h->name);
-	vt_host("device_add edu,id=edu2,bus=rp0");
+	end = vt_now_ms() + READD_WAIT_MS;
+	VT_CHECKF(t, vt_plug_edu2(h->path, READD_WAIT_MS) == 0,
+		  "%s not back after %d ms", h->name, READD_WAIT_MS);
+	now = vt_now_ms();
 	snprintf(drv_path, sizeof(drv_path), "%s/driver", h->path);
-	VT_CHECKF(t, vt_wait_path(drv_path, 1, READD_WAIT_MS) == 0,
+	VT_CHECKF(t, vt_wait_path(drv_path, 1, now < end ?
+				  (int)(end - now) : 0) == 0,
 		  "%s not back with a driver after %d ms", h->name,
 		  READD_WAIT_MS);
 	VT_OK(t, vt_device_driver(h->name, drv, sizeof(drv)));

@@ -835,3 +835,26 @@ void vt_host(const char *fmt, ...)
 	printf("\n");
 	fflush(stdout);
 }
+
+int vt_plug_edu2(const char *path, int timeout_ms)
+{
+	uint64_t end = vt_now_ms() + timeout_ms;
+
+	/*
+	 * The guest drops the device before pciehp powers the slot off and
+	 * QEMU really deletes it; until then device_add fails on the
+	 * duplicate id.  So ask again every few seconds.
+	 */
+	while (access(path, F_OK) != 0) {
+		uint64_t now = vt_now_ms();
+
+		if (now >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		vt_host("device_add edu,id=edu2,bus=rp0");
+		vt_wait_path(path, 1, end - now < 5000 ? (int)(end - now) :
+			     5000);
+	}
+	return 0;
+}

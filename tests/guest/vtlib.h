@@ -278,6 +278,13 @@ int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
  */
 void vt_host(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Plug edu2 back into its hotplug slot (QEMU device_add) after a
+ * device_del, and wait up to timeout_ms for its sysfs directory path.
+ * -1/ETIMEDOUT when it did not come.
+ */
+int vt_plug_edu2(const char *path, int timeout_ms);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t vt_now_ms(void);
 
