@@ -57,28 +57,11 @@ static long locked_kb(struct vt *t)
 	return kb;
 }
 
-struct acct {
-	long pins;	/* pinned pages at the start */
-	long kb;	/* VmLck at the start */
-};
-
-static void acct_start(struct vt *t, struct acct *a)
+static void acct_start(struct vt *t, struct vt_acct *a)
 {
 	a->pins = pinned(t);
 	a->kb = locked_kb(t);
 }
-
-/* Pinned pages and VmLck are both `pages` above the start. */
-#define CHECK_ACCT(t, a, pages) do {					\
-	long __p = pinned(t), __k = locked_kb(t);			\
-	long __want = (long)(pages);					\
-	VT_CHECKF((t), __p == (a)->pins + __want,			\
-		  "%ld pages pinned, want %ld + %ld", __p, (a)->pins,	\
-		  __want);						\
-	VT_CHECKF((t), __k == (a)->kb + __want * 4,			\
-		  "VmLck %ld kB, want %ld + %ld", __k, (a)->kb,		\
-		  __want * 4);						\
-} while (0)
 
 static void *anon(struct vt *t, size_t len)
 {
@@ -107,7 +90,7 @@ static void test_pins_follow_maps(struct vt *t, void *arg)
 {
 	const size_t npages = 64;
 	struct owner o;
-	struct acct a;
+	struct vt_acct a;
 	uint8_t *buf;
 
 	(void)arg;
@@ -115,11 +98,11 @@ static void test_pins_follow_maps(struct vt *t, void *arg)
 	buf = anon(t, npages * PG);
 	acct_start(t, &a);
 	VT_OK(t, vt_map(o.iommu, buf, 0x1000000, npages * PG, RW));
-	CHECK_ACCT(t, &a, npages);
+	VT_CHECK_ACCT(t, &a, npages);
 	VT_OK(t, vt_unmap(o.iommu, 0x1000000, 16 * PG));
-	CHECK_ACCT(t, &a, npages - 16);
+	VT_CHECK_ACCT(t, &a, npages - 16);
 	VT_OK(t, vt_unmap(o.iommu, 0x1000000, npages * PG));
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	munmap(buf, npages * PG);
 	close(o.iommu);
 	close(o.group);
@@ -131,7 +114,7 @@ static void test_pins_thp(struct vt *t, void *arg)
 	const size_t len = 4 * HUGE_2M;
 	uint8_t *raw, *buf;
 	struct owner o;
-	struct acct a;
+	struct vt_acct a;
 
 	(void)arg;
 	owner_open(t, &o);
@@ -143,12 +126,12 @@ static void test_pins_thp(struct vt *t, void *arg)
 	memset(buf, 0x44, len);
 	acct_start(t, &a);
 	VT_OK(t, vt_map(o.iommu, buf, 0x2000000, len, RW));
-	CHECK_ACCT(t, &a, len / PG);
+	VT_CHECK_ACCT(t, &a, len / PG);
 	/* Cut one huge page in the middle of its IOVA range. */
 	VT_OK(t, vt_unmap(o.iommu, 0x2000000 + HUGE_2M + 3 * PG, 5 * PG));
-	CHECK_ACCT(t, &a, len / PG - 5);
+	VT_CHECK_ACCT(t, &a, len / PG - 5);
 	close(o.iommu);
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	munmap(raw, len + HUGE_2M);
 	close(o.group);
 }
@@ -157,7 +140,7 @@ static void test_pins_hugetlbfs(struct vt *t, void *arg)
 {
 	const char *path = "/dev/hugepages/t-rlimit";
 	struct owner o;
-	struct acct a;
+	struct vt_acct a;
 	uint8_t *buf;
 	int fd;
 
@@ -177,11 +160,11 @@ static void test_pins_hugetlbfs(struct vt *t, void *arg)
 	owner_open(t, &o);
 	acct_start(t, &a);
 	VT_OK(t, vt_map(o.iommu, buf, 0x4000000, 2 * HUGE_2M, RW));
-	CHECK_ACCT(t, &a, 2 * HUGE_2M / PG);
+	VT_CHECK_ACCT(t, &a, 2 * HUGE_2M / PG);
 	VT_OK(t, vt_unmap(o.iommu, 0x4000000, HUGE_2M));
-	CHECK_ACCT(t, &a, HUGE_2M / PG);
+	VT_CHECK_ACCT(t, &a, HUGE_2M / PG);
 	VT_OK(t, vt_unmap(o.iommu, 0x4000000, 2 * HUGE_2M));
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	munmap(buf, 2 * HUGE_2M);
 	close(o.iommu);
 	close(o.group);
@@ -191,7 +174,7 @@ static void test_pins_hugetlbfs(struct vt *t, void *arg)
 static void test_close_uncharges(struct vt *t, void *arg)
 {
 	struct owner o;
-	struct acct a;
+	struct vt_acct a;
 	uint8_t *buf;
 
 	(void)arg;
@@ -200,9 +183,9 @@ static void test_close_uncharges(struct vt *t, void *arg)
 	acct_start(t, &a);
 	VT_OK(t, vt_map(o.iommu, buf, 0x1000000, 16 * PG, RW));
 	VT_OK(t, vt_map(o.iommu, buf + 16 * PG, 0x3000000, 16 * PG, RW));
-	CHECK_ACCT(t, &a, 32);
+	VT_CHECK_ACCT(t, &a, 32);
 	VT_OK(t, close(o.iommu));
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	munmap(buf, 32 * PG);
 	close(o.group);
 }
@@ -235,7 +218,7 @@ static void child_over_limit(struct vt *t, void *arg)
 {
 	const size_t limit_pages = SMALL_LIMIT / PG;
 	struct owner *o = arg;
-	struct acct a;
+	struct vt_acct a;
 	uint8_t *buf;
 
 	o->iommu = VT_OK(t, vt_iommu_fd(o->group));
@@ -243,21 +226,21 @@ static void child_over_limit(struct vt *t, void *arg)
 	acct_start(t, &a);
 	/* Half the limit fits. */
 	VT_OK(t, vt_map(o->iommu, buf, 0x1000000, limit_pages / 2 * PG, RW));
-	CHECK_ACCT(t, &a, limit_pages / 2);
+	VT_CHECK_ACCT(t, &a, limit_pages / 2);
 	/* One more map that would cross it fails and pins nothing. */
 	VT_ERRNO(t, vt_map(o->iommu, buf + limit_pages * PG, 0x2000000,
 			   limit_pages * PG, RW), ENOMEM);
-	CHECK_ACCT(t, &a, limit_pages / 2);
+	VT_CHECK_ACCT(t, &a, limit_pages / 2);
 	/* A single map past the limit on its own, likewise. */
 	VT_OK(t, vt_unmap(o->iommu, 0x1000000, limit_pages / 2 * PG));
 	VT_ERRNO(t, vt_map(o->iommu, buf, 0x1000000, 4 * limit_pages * PG,
 			   RW), ENOMEM);
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	/* Exactly the limit is allowed. */
 	VT_OK(t, vt_map(o->iommu, buf, 0x1000000, limit_pages * PG, RW));
-	CHECK_ACCT(t, &a, limit_pages);
+	VT_CHECK_ACCT(t, &a, limit_pages);
 	VT_OK(t, vt_unmap(o->iommu, 0x1000000, limit_pages * PG));
-	CHECK_ACCT(t, &a, 0);
+	VT_CHECK_ACCT(t, &a, 0);
 	close(o->iommu);
 	close(o->group);
 }
@@ -278,7 +261,7 @@ static void child_exempt(struct vt *t, void *arg)
 {
 	const size_t npages = 4 * SMALL_LIMIT / PG;
 	struct owner *o = arg;
-	struct acct a;
+	struct vt_acct a;
 	uint8_t *buf;
 
 	o->iommu = VT_OK(t, vt_iommu_fd(o->group));

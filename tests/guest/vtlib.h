@@ -5,7 +5,8 @@
  * Conventions: every function returns >= 0 on success and -1 with errno
  * set on failure, so that it can be wrapped in VT_OK()/VT_ERRNO().  Device
  * names are PCI addresses as sysfs spells them ("0000:00:02.0").  Nothing
- * here prints vt lines; callers decide what a failure means.
+ * here prints vt lines; callers decide what a failure means (the one
+ * check macro, VT_CHECK_ACCT, expands in the calling case).
  */
 #ifndef VTLIB_H
 #define VTLIB_H
@@ -248,6 +249,30 @@ long vt_pinned_now(void);
 
 /* VmLck of the process pid (0 = self) in KiB, from /proc/<pid>/status. */
 long vt_locked_kb(pid_t pid);
+
+/*
+ * What MAP_DMA moves, taken at a start point: the pinned pages
+ * (vt_pinned_now()) and this process's VmLck.
+ */
+struct vt_acct {
+	long pins;
+	long kb;
+};
+
+/*
+ * Fail the calling case (a check, like VT_CHECKF) unless pinned pages
+ * and VmLck are both `pages` 4 KiB pages above the start in *a.
+ */
+#define VT_CHECK_ACCT(t, a, pages) do {					\
+	long __p = vt_pinned_now(), __k = vt_locked_kb(0);		\
+	long __want = (long)(pages);					\
+	VT_CHECKF((t), __p == (a)->pins + __want,			\
+		  "%ld pages pinned, want %ld + %ld", __p, (a)->pins,	\
+		  __want);						\
+	VT_CHECKF((t), __k == (a)->kb + __want * 4,			\
+		  "VmLck %ld kB, want %ld + %ld", __k, (a)->kb,		\
+		  __want * 4);						\
+} while (0)
 
 /* ---- processes and the host ------------------------------------------- */
 
