@@ -39,12 +39,17 @@
 #define HPG		(2UL << 20)
 #define HPG_PAGES	(HPG / PG)
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
-#define PROBE_IOVA	0x100000UL
 #define WIN_IOVA	0x8000000UL	/* 2 MiB aligned, below edu's 28 bits */
 #define SPOT_LEN	256
 #define MAX_MAPPINGS	"/sys/module/vfio/parameters/max_mappings"
 #define TRACEFS		"/sys/kernel/tracing"
 #define TRACE_INST	TRACEFS "/instances/t-dma-model"
+
+/* What main() hands every case. */
+struct run {
+	uint64_t seed;		/* of the model sequences */
+	char saved_cap[32];	/* max_mappings before test_max_mappings */
+};
 
 struct model {
 	struct vt *t;
@@ -56,10 +61,10 @@ struct model {
 	int32_t *page_of;	/* window page -> buffer page, or -1 */
 	unsigned long win_pages;
 	unsigned long mapped;	/* window pages mapped */
-	long pins0, lck0;	/* with only the probe page mapped */
+	struct vt_acct acct;	/* before the first map */
 	uint64_t rng;
 	bool huge;
-	int spots_left;
+	unsigned long max_spots;
 	unsigned long maps, refused, unmaps, spots;
 };
 
@@ -88,19 +93,7 @@ static void fill_random(struct model *m, uint8_t *p, size_t len)
 	}
 }
 
-static void check_counts(struct model *m)
-{
-	long pins = vt_pinned_now(), lck = vt_locked_kb(0);
-
-	VT_CHECKF(m->t, pins == m->pins0 + (long)m->mapped,
-		  "%ld pages pinned, the model has %lu mapped (start %ld)",
-		  pins, m->mapped, m->pins0);
-	VT_CHECKF(m->t, lck == m->lck0 + (long)(m->mapped * PG / 1024),
-		  "VmLck %ld kB, the model has %lu pages mapped (start %ld kB)",
-		  lck, m->mapped, m->lck0);
-}
-
-/* The n-th mapped window page at or after a random one, or -1. */
+/* The first mapped window page at or after a random one, or -1. */
 static long random_mapped(struct model *m)
 {
 	unsigned long i, p = below(m, m->win_pages);
@@ -118,16 +111,15 @@ static long random_mapped(struct model *m)
  */
 static void spot(struct model *m, unsigned long from, unsigned long to)
 {
-	size_t off_from = below(m, PG / SPOT_LEN) * SPOT_LEN;
-	size_t off_to = below(m, PG / SPOT_LEN) * SPOT_LEN;
-	size_t src = (size_t)m->page_of[from] * PG + off_from;
-	size_t dst = (size_t)m->page_of[to] * PG + off_to;
-	size_t len = m->buf_pages * PG, i;
+	size_t off_from, off_to, src, dst, len = m->buf_pages * PG, i;
 
-	if (m->spots_left <= 0)
+	if (m->spots == m->max_spots)
 		return;
-	m->spots_left--;
 	m->spots++;
+	off_from = below(m, PG / SPOT_LEN) * SPOT_LEN;
+	off_to = below(m, PG / SPOT_LEN) * SPOT_LEN;
+	src = (size_t)m->page_of[from] * PG + off_from;
+	dst = (size_t)m->page_of[to] * PG + off_to;
 	fill_random(m, m->buf + src, SPOT_LEN);
 	memcpy(m->shadow + src, m->buf + src, SPOT_LEN);
 	VT_CHECKF(m->t, vt_edu_dma(&m->regs, 0, WIN_IOVA + from * PG + off_from,
@@ -181,7 +173,7 @@ static void op_map(struct model *m, unsigned long s, unsigned long len,
 		m->mapped += len;
 		m->maps++;
 	}
-	check_counts(m);
+	VT_CHECK_ACCT(m->t, &m->acct, m->mapped);
 }
 
 static void op_unmap(struct model *m, unsigned long s, unsigned long len)
@@ -197,7 +189,7 @@ static void op_unmap(struct model *m, unsigned long s, unsigned long len)
 		m->page_of[i] = -1;
 	}
 	m->unmaps++;
-	check_counts(m);
+	VT_CHECK_ACCT(m->t, &m->acct, m->mapped);
 
 	/* What a cut kept on either side must still translate right. */
 	if (s > 0 && s + len < m->win_pages && m->page_of[s - 1] >= 0 &&
@@ -232,49 +224,32 @@ static void random_unmap(struct model *m)
 	op_unmap(m, s, len);
 }
 
-static void model_close(struct model *m, uint8_t *probe)
+/* Seed from "t-dma-model SEED", VT_MODEL_SEED or the clock; never 0. */
+static uint64_t pick_seed(const char *arg)
 {
-	if (m->d.iommu_fd >= 0 && m->mapped)
-		vt_unmap(m->d.iommu_fd, WIN_IOVA, m->win_pages * PG);
-	if (probe)
-		munmap(probe, PG);
-	free(m->page_of);
-	free(m->shadow);
-	vt_close_dev(&m->d);
-}
-
-static uint64_t seed_of(void)
-{
-	static uint64_t seed;
-	const char *s = getenv("VT_MODEL_SEED");
+	const char *s = arg ? arg : getenv("VT_MODEL_SEED");
 	struct timespec ts;
+	uint64_t seed;
 
-	if (seed)
-		return seed;
 	if (s && *s) {
 		seed = strtoull(s, NULL, 0);
 	} else {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
 	}
-	if (!seed)
-		seed = 1;
-	printf("# t-dma-model: seed %" PRIu64 " (t-dma-model %" PRIu64
-	       " replays it)\n", seed, seed);
-	return seed;
+	return seed ? seed : 1;
 }
 
-static void run_model(struct vt *t, struct model *m, int ops, int spots)
+static void run_model(struct vt *t, struct model *m, const struct run *r,
+		      int ops)
 {
-	uint8_t *probe = NULL;
 	unsigned long i;
 	int op;
 
 	m->t = t;
-	m->rng = seed_of() ^ (m->huge ? 0x9e3779b97f4a7c15ULL : 0);
+	m->rng = r->seed ^ (m->huge ? 0x9e3779b97f4a7c15ULL : 0);
 	if (!m->rng)
 		m->rng = 1;
-	m->spots_left = spots;
 	VT_CHECKF(t, vt_open_dev(&m->d, VT_EDU0) == 0, "open %s: %s", VT_EDU0,
 		  strerror(errno));
 	VT_CHECKF(t, vt_edu_init(&m->regs, m->d.device_fd) == 0,
@@ -287,14 +262,10 @@ static void run_model(struct vt *t, struct model *m, int ops, int spots)
 	fill_random(m, m->buf, m->buf_pages * PG);
 	memcpy(m->shadow, m->buf, m->buf_pages * PG);
 
-	probe = mmap(NULL, PG, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	VT_CHECKF(t, probe != MAP_FAILED, "mmap: %s", strerror(errno));
-	VT_OK(t, vt_map(m->d.iommu_fd, probe, PROBE_IOVA, PG, RW));
-	m->pins0 = vt_pinned_now();
-	m->lck0 = vt_locked_kb(0);
-	VT_CHECKF(t, m->pins0 >= 0 && m->lck0 >= 0, "pin or VmLck count: %s",
-		  strerror(errno));
+	m->acct.pins = vt_pinned_now();
+	m->acct.kb = vt_locked_kb(0);
+	VT_CHECKF(t, m->acct.pins >= 0 && m->acct.kb >= 0,
+		  "pin or VmLck count: %s", strerror(errno));
 
 	for (op = 0; op < ops; op++) {
 		if (below(m, 100) < 55)
@@ -313,54 +284,50 @@ static void run_model(struct vt *t, struct model *m, int ops, int spots)
 
 	/* Everything goes in one call, across every mapping left. */
 	op_unmap(m, 0, m->win_pages);
-	VT_OK(t, vt_unmap(m->d.iommu_fd, PROBE_IOVA, PG));
-	VT_CHECKF(t, vt_pinned_now() == m->pins0 - 1, "pins left: %ld, want %ld",
-		  vt_pinned_now(), m->pins0 - 1);
-	model_close(m, probe);
+	free(m->page_of);
+	free(m->shadow);
+	vt_close_dev(&m->d);
 }
 
 static void test_model_small_pages(struct vt *t, void *arg)
 {
-	struct model m = { .win_pages = 512, .buf_pages = 256 };
+	struct model m = { .win_pages = 512, .buf_pages = 256,
+			   .max_spots = 24 };
 
-	(void)arg;
-	m.d.group_fd = m.d.iommu_fd = m.d.device_fd = -1;
 	m.buf = mmap(NULL, m.buf_pages * PG, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	VT_CHECKF(t, m.buf != MAP_FAILED, "mmap: %s", strerror(errno));
-	run_model(t, &m, 600, 24);
+	run_model(t, &m, arg, 600);
 	munmap(m.buf, m.buf_pages * PG);
 }
 
 static void test_model_huge_pages(struct vt *t, void *arg)
 {
 	struct model m = { .win_pages = 4 * HPG_PAGES,
-			   .buf_pages = 3 * HPG_PAGES, .huge = true };
+			   .buf_pages = 3 * HPG_PAGES, .huge = true,
+			   .max_spots = 24 };
 
-	(void)arg;
-	m.d.group_fd = m.d.iommu_fd = m.d.device_fd = -1;
 	m.buf = mmap(NULL, m.buf_pages * PG, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (m.buf == MAP_FAILED)
 		vt_skip(t, "3 huge pages of 2 MiB: %s (hugepages= on the "
 			"kernel command line?)", strerror(errno));
-	run_model(t, &m, 300, 24);
+	run_model(t, &m, arg, 300);
 	munmap(m.buf, m.buf_pages * PG);
 }
 
 /* ---- the max_mappings cap ------------------------------------------- */
 
-static char saved_cap[32];
-
 static void test_max_mappings(struct vt *t, void *arg)
 {
 	const uint64_t base = 0x1000000;
+	struct run *r = arg;
 	uint8_t *b;
 	long pins;
 	int group, iommu, i;
 
-	(void)arg;
-	VT_OK(t, vt_read_file(MAX_MAPPINGS, saved_cap, sizeof(saved_cap)));
+	VT_OK(t, vt_read_file(MAX_MAPPINGS, r->saved_cap,
+			      sizeof(r->saved_cap)));
 	group = vt_open_group_of(VT_TESTDEV0);
 	VT_CHECKF(t, group >= 0, "open the group of %s: %s", VT_TESTDEV0,
 		  strerror(errno));
@@ -391,7 +358,7 @@ static void test_max_mappings(struct vt *t, void *arg)
 		  vt_pinned_now(), pins + 8);
 
 	/* Raised again, the same object takes more. */
-	VT_OK(t, vt_write_file(MAX_MAPPINGS, saved_cap));
+	VT_OK(t, vt_write_file(MAX_MAPPINGS, r->saved_cap));
 	VT_OK(t, vt_map(iommu, b + 12 * PG, base + 24 * PG, PG, RW));
 	VT_OK(t, vt_unmap(iommu, base, 32 * PG));
 	VT_CHECKF(t, vt_pinned_now() == pins, "%ld pinned after the unmap, "
@@ -403,7 +370,7 @@ static void test_max_mappings(struct vt *t, void *arg)
 
 /* ---- huge pages as large IOMMU pages --------------------------------- */
 
-static uint64_t pgsizes(struct vt *t, int iommu)
+static void need_2m_pages(struct vt *t, int iommu)
 {
 	struct vfio_iommu_info info = { .argsz = sizeof(info) };
 
@@ -411,7 +378,6 @@ static uint64_t pgsizes(struct vt *t, int iommu)
 	if (!(info.pgsize_bitmap & HPG))
 		vt_skip(t, "the domain has no 2 MiB pages (pgsize_bitmap "
 			"0x%llx)", (unsigned long long)info.pgsize_bitmap);
-	return info.pgsize_bitmap;
 }
 
 /* A tracefs instance recording iommu:map events, or a skip. */
@@ -483,7 +449,7 @@ static void huge_map_case(struct vt *t, uint8_t *p, size_t len)
 	VT_CHECKF(t, group >= 0, "open the group of %s: %s", VT_TESTDEV0,
 		  strerror(errno));
 	iommu = VT_OK(t, vt_iommu_fd(group));
-	pgsizes(t, iommu);
+	need_2m_pages(t, iommu);
 	trace_start(t);
 	VT_OK(t, vt_map(iommu, p, iova, len, RW));
 	trace_check(t, iova, len, (int)(len / HPG));
@@ -559,16 +525,15 @@ static void test_thp_iommu_pages(struct vt *t, void *arg)
 int main(int argc, char **argv)
 {
 	struct vt t = { .prog = "t-dma-model" };
+	struct run r = { .seed = pick_seed(argc > 1 ? argv[1] : NULL) };
 
-	if (argc > 1)
-		setenv("VT_MODEL_SEED", argv[1], 1);
-	seed_of();
-
-	VT_RUN_CLOSE(&t, test_model_small_pages);
-	VT_RUN_CLOSE(&t, test_model_huge_pages);
-	VT_RUN_CLOSE(&t, test_max_mappings);
-	if (saved_cap[0])
-		vt_write_file(MAX_MAPPINGS, saved_cap);
+	printf("# t-dma-model: seed %" PRIu64 " (t-dma-model %" PRIu64
+	       " replays it)\n", r.seed, r.seed);
+	VT_RUN_CLOSE_ARG(&t, test_model_small_pages, &r);
+	VT_RUN_CLOSE_ARG(&t, test_model_huge_pages, &r);
+	VT_RUN_CLOSE_ARG(&t, test_max_mappings, &r);
+	if (r.saved_cap[0])
+		vt_write_file(MAX_MAPPINGS, r.saved_cap);
 	VT_RUN_CLOSE(&t, test_hugetlbfs_iommu_pages);
 	VT_RUN_CLOSE(&t, test_thp_iommu_pages);
 	rmdir(TRACE_INST);
