@@ -98,10 +98,16 @@ static void cfg_wr(struct vt *t, struct nic *n, uint32_t off, size_t len,
 		  (ssize_t)len, "pwrite config 0x%x: %s", off, strerror(errno));
 }
 
+/* One BAR0 register write: 0, or -1 with errno. */
+static int reg_put(struct nic *n, uint32_t reg, uint32_t v)
+{
+	return pwrite(n->d.device_fd, &v, 4, roff(0) + reg) == 4 ? 0 : -1;
+}
+
 static void reg_wr(struct vt *t, struct nic *n, uint32_t reg, uint32_t v)
 {
-	VT_CHECKF(t, pwrite(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
-		  "pwrite BAR0+0x%x: %s", reg, strerror(errno));
+	VT_CHECKF(t, reg_put(n, reg, v) == 0, "pwrite BAR0+0x%x: %s", reg,
+		  strerror(errno));
 }
 
 static uint32_t reg_rd(struct vt *t, struct nic *n, uint32_t reg)
@@ -195,23 +201,21 @@ static void nic_open(struct vt *t, struct nic *n)
  * the release on the last close) once the device is silenced and those
  * timers have run out.
  */
-static void nic_silence(struct nic *n)
+static int nic_silence(struct nic *n)
 {
-	uint32_t all = ~0U;
-
 	if (n->d.device_fd < 0)
-		return;
-	/* A device fd that no longer writes has had its MSI-X torn down. */
-	if (pwrite(n->d.device_fd, &all, 4, roff(0) + E1000_IMC) != 4 ||
-	    pwrite(n->d.device_fd, &all, 4, roff(0) + E1000_ICR) != 4)
-		return;
+		return 0;
+	if (reg_put(n, E1000_IMC, ~0U) || reg_put(n, E1000_ICR, ~0U))
+		return -1;
 	usleep(THROTTLE_MS * 1000);
+	return 0;
 }
 
 static void nic_close(struct nic *n)
 {
 	int i;
 
+	/* A device fd that no longer writes has had its MSI-X torn down. */
 	nic_silence(n);
 	for (i = 0; i < MAXV; i++) {
 		if (n->efd[i] >= 0)
@@ -386,7 +390,8 @@ static void test_msix_delivery(struct vt *t, void *arg)
 	VT_CHECKF(t, fired(n->efd[5 % MAXV], IRQ_WAIT_MS),
 		  "no MSI-X on the new eventfd of vector 2");
 
-	nic_silence(n);
+	VT_CHECKF(t, nic_silence(n) == 0, "silence the NIC: %s",
+		  strerror(errno));
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
 					 0, NULL) == 0, "disable: %s",
 		  strerror(errno));
