@@ -73,12 +73,17 @@ int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
 void vfio_unregister_device(struct device *dev);
 
 /*
- * vfio_group_add_dev() / vfio_group_del_dev() - @dev appeared on or left
- * the bus (the bus driver's notifier).  vfio_group_add_dev() returns true
- * when @dev joined a group that a user holds: the bus driver must then
- * claim the device so that no host driver touches it.
+ * vfio_group_add_dev() / vfio_group_del_dev() - @dev appeared on or is
+ * leaving the bus (the bus driver's notifier: BUS_NOTIFY_ADD_DEVICE and
+ * BUS_NOTIFY_DEL_DEVICE).  vfio_group_add_dev() returns true when @dev
+ * joined a group that a user holds: the bus driver must then claim the
+ * device so that no host driver touches it.  With @hold, no IOMMU domain
+ * is set on any group until vfio_group_removed_dev() (at
+ * BUS_NOTIFY_REMOVED_DEVICE); @hold must be false while a driver of ours
+ * is still bound to @dev, as its removal needs the core.
  */
 bool vfio_group_add_dev(struct device *dev);
-void vfio_group_del_dev(struct device *dev);
+void vfio_group_del_dev(struct device *dev, bool hold);
+void vfio_group_removed_dev(struct device *dev);
 
 #endif /* VFIO_DKMS_VFIO_H */

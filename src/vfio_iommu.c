@@ -13,6 +13,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/iommu.h>
+#include <linux/rwsem.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -20,6 +21,35 @@
 #include "compat.h"
 #include "vfio_private.h"
 #include "vfio_range.h"
+
+/*
+ * Linux 6.1 frees a departing device's IOMMU driver data (the driver's
+ * release_device) before it takes the device out of its iommu_group, and
+ * without the group's lock: setting a domain on that group in between
+ * (iommu_detach_group() puts the default one back) dereferences the freed
+ * data.  A device's deletion therefore holds this for writing from
+ * BUS_NOTIFY_DEL_DEVICE to BUS_NOTIFY_REMOVED_DEVICE, which comes after
+ * the IOMMU core's own notifier, and attach and detach hold it for
+ * reading.  Lock order: vfio_lock, then this; the writer takes neither
+ * vfio_lock nor anything else of ours while it holds it.
+ */
+static DECLARE_RWSEM(vfio_removal_rwsem);
+static struct device *vfio_removing;	/* set by the writer only */
+
+void vfio_iommu_removal_begin(struct device *dev)
+{
+	down_write(&vfio_removal_rwsem);
+	WRITE_ONCE(vfio_removing, dev);
+}
+
+void vfio_iommu_removal_end(struct device *dev)
+{
+	/* Only the thread deleting @dev can have set it to @dev. */
+	if (READ_ONCE(vfio_removing) != dev)
+		return;
+	WRITE_ONCE(vfio_removing, NULL);
+	up_write(&vfio_removal_rwsem);
+}
 
 struct vfio_iommu *vfio_iommu_alloc(void)
 {
@@ -52,16 +82,19 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
+	down_read(&vfio_removal_rwsem);
 	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
 	if (ret)
-		return ret;
+		goto out;
 	ret = iommu_attach_group(iommu->domain, group->iommu_group);
 	if (ret) {
 		iommu_group_release_dma_owner(group->iommu_group);
-		return ret;
+		goto out;
 	}
 	group->attached = true;
-	return 0;
+out:
+	up_read(&vfio_removal_rwsem);
+	return ret;
 }
 
 void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
@@ -69,8 +102,10 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	lockdep_assert_held(&vfio_lock);
 	if (!group->attached)
 		return;
+	down_read(&vfio_removal_rwsem);
 	iommu_detach_group(iommu->domain, group->iommu_group);
 	iommu_group_release_dma_owner(group->iommu_group);
+	up_read(&vfio_removal_rwsem);
 	group->attached = false;
 }
 

@@ -447,23 +447,30 @@ bool vfio_group_add_dev(struct device *dev)
 }
 EXPORT_SYMBOL_GPL(vfio_group_add_dev);
 
-void vfio_group_del_dev(struct device *dev)
+void vfio_group_del_dev(struct device *dev, bool hold)
 {
 	struct iommu_group *iommu_group;
 	struct vfio_group *group;
 
 	iommu_group = iommu_group_get(dev);
-	if (!iommu_group)
-		return;
-
-	mutex_lock(&vfio_lock);
-	group = vfio_group_find(iommu_group);
-	if (group)
-		sysfs_remove_link(group->devices_kobj, dev_name(dev));
-	mutex_unlock(&vfio_lock);
-	iommu_group_put(iommu_group);
+	if (iommu_group) {
+		mutex_lock(&vfio_lock);
+		group = vfio_group_find(iommu_group);
+		if (group)
+			sysfs_remove_link(group->devices_kobj, dev_name(dev));
+		mutex_unlock(&vfio_lock);
+		iommu_group_put(iommu_group);
+	}
+	if (hold)
+		vfio_iommu_removal_begin(dev);
 }
 EXPORT_SYMBOL_GPL(vfio_group_del_dev);
+
+void vfio_group_removed_dev(struct device *dev)
+{
+	vfio_iommu_removal_end(dev);
+}
+EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
 
 /* ---------------- device fds ---------------- */
 

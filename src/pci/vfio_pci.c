@@ -522,7 +522,14 @@ static int vfio_pci_bus_notify(struct notifier_block *nb,
 			dev_info(dev, "claimed for vfio: its group is in use\n");
 		break;
 	case BUS_NOTIFY_DEL_DEVICE:
-		vfio_group_del_dev(dev);
+		/*
+		 * PCI unbinds before it deletes; if we are still bound,
+		 * our remove runs next and must not wait on the hold.
+		 */
+		vfio_group_del_dev(dev, dev->driver != &vfio_pci_driver.driver);
+		break;
+	case BUS_NOTIFY_REMOVED_DEVICE:
+		vfio_group_removed_dev(dev);
 		break;
 	}
 	return NOTIFY_OK;

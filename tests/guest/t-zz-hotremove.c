@@ -166,6 +166,52 @@ static void test_hot_readd(struct vt *t, void *arg)
 	vt_close_dev(&d);
 }
 
+/*
+ * The group's domain given back while the device is half removed: Linux
+ * 6.1 frees the device's IOMMU data before it leaves its group, and a
+ * detach in between oopsed in intel_iommu_attach_device().  Close the
+ * IOMMU fd the moment the device leaves sysfs, a few times.
+ */
+static void test_close_while_removed(struct vt *t, void *arg)
+{
+	struct hot *h = arg;
+	char drv_path[PATH_MAX], node[64];
+	int round, group, iommu;
+	uint64_t end;
+	uint8_t *buf;
+
+	if (!h->name[0] || access(h->path, F_OK) != 0)
+		vt_skip(t, "edu2 is not there");
+	snprintf(drv_path, sizeof(drv_path), "%s/driver", h->path);
+	buf = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(buf, 0x42, PG);
+	for (round = 0; round < 3; round++) {
+		snprintf(node, sizeof(node), "/dev/vfio/pci:%d",
+			 vt_group_id(h->name));
+		VT_CHECKF(t, vt_wait_path(node, 1, 3000) == 0, "%s missing",
+			  node);
+		group = VT_OK(t, vt_open_group_of(h->name));
+		iommu = VT_OK(t, vt_iommu_fd(group));
+		VT_OK(t, vt_map(iommu, buf, 0x100000, PG, 0));
+		vt_host("device_del edu2");
+		/* Spin, not poll: the window is well under a millisecond. */
+		end = vt_now_ms() + PCIEHP_DELAY_MS + SLACK_MS;
+		while (access(h->path, F_OK) == 0 && vt_now_ms() < end)
+			;
+		VT_CHECKF(t, access(h->path, F_OK) != 0,
+			  "round %d: %s not removed", round, h->name);
+		VT_OK(t, close(iommu));
+		VT_OK(t, close(group));
+		VT_CHECKF(t, vt_plug_edu2(h->path, READD_WAIT_MS) == 0 &&
+			  vt_wait_path(drv_path, 1, READD_WAIT_MS) == 0,
+			  "round %d: %s not back with a driver", round,
+			  h->name);
+	}
+	munmap(buf, PG);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-zz-hotremove" };
@@ -176,5 +222,6 @@ int main(void)
 	if (h.timeout_set && vt_write_file(TIMEOUT_PARAM, h.old_timeout))
 		printf("# restore %s: %s\n", TIMEOUT_PARAM, strerror(errno));
 	VT_RUN_CLOSE_ARG(&t, test_hot_readd, &h);
+	VT_RUN_CLOSE_ARG(&t, test_close_while_removed, &h);
 	return vt_done(&t);
 }
