@@ -33,6 +33,7 @@ run_stage() {
 	local name=$1 cmd=$2 start rc=0 out
 	out=$BUILD_DIR/stage-$name.log
 	start=$(date +%s)
+	touch "$BUILD_DIR/.stage-start"
 	echo "=== $name: $cmd"
 	if [ ! -x "$cmd" ]; then
 		echo "not ok - stage/$name: $cmd is missing" | tee -a "$results"
@@ -43,6 +44,10 @@ run_stage() {
 	rc=${PIPESTATUS[0]}
 	set -e
 	grep -E '^(ok|not ok|skip) - ' "$out" >>"$results" || true
+	# Every VM stage writes build/vm/console.log: keep each one's.
+	if [ "$BUILD_DIR/vm/console.log" -nt "$BUILD_DIR/.stage-start" ]; then
+		cp "$BUILD_DIR/vm/console.log" "$BUILD_DIR/stage-$name-console.log"
+	fi
 	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' "$out"; then
 		echo "not ok - stage/$name: exited $rc; its stderr ends:" |
 			tee -a "$results"

@@ -31,6 +31,7 @@ KERNEL_PROBLEMS = re.compile(
     r"WARNING:|BUG:|Oops|general protection|soft lockup|hard LOCKUP|"
     r"hung_task|blocked for more than|Kernel panic")
 VT_LINE = re.compile(r"^(ok|not ok|skip) - ")
+REPORT_LINES = 60       # of the first kernel report, printed on failure
 
 
 class Monitor:
@@ -160,6 +161,9 @@ def main():
     last_output = time.monotonic()
 
     last_kernel = []        # the tail of ttyS0/QEMU, shown when it dies
+    # The first report (an oops with its RIP and call trace), shown in
+    # full: a later run in the same build/ overwrites the log.
+    first_report = []
 
     def on_kernel(line):
         log.write(f"[{stamp()} K] {line}\n")
@@ -168,8 +172,12 @@ def main():
             del last_kernel[:-8]
         if a.verbose:
             out(f"  | {line}")
+        if first_report and len(first_report) < REPORT_LINES:
+            first_report.append(line)
         if KERNEL_PROBLEMS.search(line):
             kernel_problems.append(line.strip())
+            if not first_report:
+                first_report.append(line)
 
     def on_tests(line):
         nonlocal passed, failed, skipped, running, boot_at, end_at
@@ -288,6 +296,10 @@ def main():
             out(f"  | {line}")
     if running and not timed_out:
         problems.append(f"{running[0]} did not finish")
+    if first_report and not a.verbose:
+        out("vm: the first kernel report:")
+        for line in first_report:
+            out(f"  | {line}")
     for line in kernel_problems[:5]:
         problems.append(f"kernel log: {line}")
     if len(kernel_problems) > 5:
