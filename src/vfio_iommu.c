@@ -13,7 +13,8 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/iommu.h>
-#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -27,28 +28,46 @@
  * release_device) before it takes the device out of its iommu_group, and
  * without the group's lock: setting a domain on that group in between
  * (iommu_detach_group() puts the default one back) dereferences the freed
- * data.  A device's deletion therefore holds this for writing from
+ * data.  So a device's deletion counts as in flight from
  * BUS_NOTIFY_DEL_DEVICE to BUS_NOTIFY_REMOVED_DEVICE, which comes after
- * the IOMMU core's own notifier, and attach and detach hold it for
- * reading.  Lock order: vfio_lock, then this; the writer takes neither
- * vfio_lock nor anything else of ours while it holds it.
+ * the IOMMU core's own notifier, and attach and detach wait until none
+ * is.  A count, not a lock held across the notifier chain: that would
+ * nest inside the bus notifier rwsem.  The deleting thread takes nothing
+ * of ours in between, so the wait is as short as the deletion.
  */
-static DECLARE_RWSEM(vfio_removal_rwsem);
-static struct device *vfio_removing;	/* set by the writer only */
+static DEFINE_SPINLOCK(vfio_removals_lock);
+static unsigned int vfio_removals;	/* under vfio_removals_lock */
+static DECLARE_WAIT_QUEUE_HEAD(vfio_removals_wq);
 
-void vfio_iommu_removal_begin(struct device *dev)
+void vfio_iommu_removal_begin(void)
 {
-	down_write(&vfio_removal_rwsem);
-	WRITE_ONCE(vfio_removing, dev);
+	spin_lock(&vfio_removals_lock);
+	vfio_removals++;
+	spin_unlock(&vfio_removals_lock);
 }
 
-void vfio_iommu_removal_end(struct device *dev)
+void vfio_iommu_removal_end(void)
 {
-	/* Only the thread deleting @dev can have set it to @dev. */
-	if (READ_ONCE(vfio_removing) != dev)
-		return;
-	WRITE_ONCE(vfio_removing, NULL);
-	up_write(&vfio_removal_rwsem);
+	bool idle;
+
+	spin_lock(&vfio_removals_lock);
+	/* Zero: the deletion began before this module was loaded. */
+	if (vfio_removals)
+		vfio_removals--;
+	idle = !vfio_removals;
+	spin_unlock(&vfio_removals_lock);
+	if (idle)
+		wake_up_all(&vfio_removals_wq);
+}
+
+static bool vfio_iommu_no_removals(void)
+{
+	bool idle;
+
+	spin_lock(&vfio_removals_lock);
+	idle = !vfio_removals;
+	spin_unlock(&vfio_removals_lock);
+	return idle;
 }
 
 struct vfio_iommu *vfio_iommu_alloc(void)
@@ -82,19 +101,17 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	down_read(&vfio_removal_rwsem);
+	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
 	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
 	if (ret)
-		goto out;
+		return ret;
 	ret = iommu_attach_group(iommu->domain, group->iommu_group);
 	if (ret) {
 		iommu_group_release_dma_owner(group->iommu_group);
-		goto out;
+		return ret;
 	}
 	group->attached = true;
-out:
-	up_read(&vfio_removal_rwsem);
-	return ret;
+	return 0;
 }
 
 void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
@@ -102,10 +119,9 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	lockdep_assert_held(&vfio_lock);
 	if (!group->attached)
 		return;
-	down_read(&vfio_removal_rwsem);
+	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
 	iommu_detach_group(iommu->domain, group->iommu_group);
 	iommu_group_release_dma_owner(group->iommu_group);
-	up_read(&vfio_removal_rwsem);
 	group->attached = false;
 }
 

@@ -462,13 +462,13 @@ void vfio_group_del_dev(struct device *dev, bool hold)
 		iommu_group_put(iommu_group);
 	}
 	if (hold)
-		vfio_iommu_removal_begin(dev);
+		vfio_iommu_removal_begin();
 }
 EXPORT_SYMBOL_GPL(vfio_group_del_dev);
 
 void vfio_group_removed_dev(struct device *dev)
 {
-	vfio_iommu_removal_end(dev);
+	vfio_iommu_removal_end();
 }
 EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
 

@@ -93,8 +93,8 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu,
 void vfio_iommu_detach_group(struct vfio_iommu *iommu,
 			     struct vfio_group *group);
 void vfio_iommu_user_put(struct vfio_iommu *iommu);
-void vfio_iommu_removal_begin(struct device *dev);
-void vfio_iommu_removal_end(struct device *dev);
+void vfio_iommu_removal_begin(void);
+void vfio_iommu_removal_end(void);
 
 /* vfio_main.c */
 bool vfio_group_viable(struct vfio_group *group);
