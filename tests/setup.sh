@@ -5,10 +5,16 @@
 # machine, and unpack the guest kernel into the cache.  Idempotent and
 # quick when everything is already there.  Prints the cache directory's
 # environment on stdout for `eval`.
+#
+# The host rule: only packages of the host's own release are installed,
+# and only when missing; no apt source, pin or kernel image is added.
+# Kernels, headers and tools of other suites are unpacked under the cache
+# (tests/fetch-debs.sh).
 set -euo pipefail
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
-BACKPORTS_LIST=/etc/apt/sources.list.d/vfio-dkms-backports.list
+OLD_BACKPORTS_LIST=/etc/apt/sources.list.d/vfio-dkms-backports.list
+FETCH=$(cd "$(dirname "$0")" && pwd)/fetch-debs.sh
 
 log() { echo "setup: $*" >&2; }
 
@@ -42,31 +48,64 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-# 6.12 headers come from bookworm-backports: a private sources list next
-# to the image's own mirror, nothing else changed.
-if [ ! -f "$BACKPORTS_LIST" ]; then
-	echo 'deb http://deb.debian.org/debian bookworm-backports main' \
-		>"$BACKPORTS_LIST"
-	apt_updated=
+# An earlier version of this script added bookworm-backports to the
+# host's apt sources; take that back.  Nothing here changes the host's
+# sources again: what comes from another suite is fetched into the cache.
+if [ -f "$OLD_BACKPORTS_LIST" ]; then
+	log "removing $OLD_BACKPORTS_LIST (left by an older vfio-dkms checkout)"
+	rm -f "$OLD_BACKPORTS_LIST"
 fi
 
 want build-essential kmod cpio gzip xz-utils qemu-system-x86 \
-	busybox-static sparse linux-headers-amd64 python3 \
-	socat file
+	sparse dwarves linux-headers-amd64 python3 socat file
 apt_install "${need_pkgs[@]}"
 need_pkgs=()
 
-# Newest 6.12 header tree for the build test.
-if ! ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1; then
-	apt_update
-	h612=$(apt-cache search --names-only \
-		'^linux-headers-6\.12\.[0-9.]*\+deb12-amd64$' |
-		awk '{print $1}' | sort -V | tail -n 1)
-	if [ -n "$h612" ]; then
-		apt_install -t bookworm-backports "$h612"
-	else
-		log "no 6.12 headers in bookworm-backports"
+# busybox for the test VM's initramfs, unpacked from busybox-static
+# without installing it: the host keeps whichever busybox it has.
+busybox=$CACHE/busybox/bin/busybox
+if [ ! -x "$busybox" ]; then
+	log "fetching busybox-static"
+	rm -rf "$CACHE/busybox.tmp"
+	mkdir -p "$CACHE"
+	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	if ! (cd "$tmp" && apt-get download -qq busybox-static >&2); then
+		apt_update
+		(cd "$tmp" && apt-get download -qq busybox-static >&2)
 	fi
+	dpkg-deb -x "$tmp"/busybox-static_*.deb "$CACHE/busybox.tmp"
+	rm -rf "$tmp" "$CACHE/busybox"
+	mv "$CACHE/busybox.tmp" "$CACHE/busybox"
+fi
+
+# Header trees of kernels the host does not run, for the W=1 build test:
+# the newest 6.12 of bookworm-backports, unpacked under the cache with
+# its kbuild tools.  Its package would pull a backports kernel image
+# onto the host; unpacked, it is only a directory.
+trees=()
+for d in /usr/src/linux-headers-*-amd64; do
+	[ -f "$d/Makefile" ] && trees+=("$d")
+done
+bpo=$("$FETCH" bookworm-backports --search \
+	'^linux-headers-6\.12\.[0-9.]*\+deb12-amd64$' | tail -n 1 || true)
+if [ -n "$bpo" ]; then
+	kv=${bpo#linux-headers-}
+	base=${kv%-amd64}
+	kroot=$CACHE/kernels/$kv
+	ktree=$kroot/usr/src/linux-headers-$kv
+	if [ ! -f "$kroot/.done" ]; then
+		log "fetching headers $kv from bookworm-backports"
+		rm -rf "$kroot"
+		"$FETCH" bookworm-backports "$kroot" "linux-headers-$kv" \
+			"linux-headers-$base-common" "linux-kbuild-$base"
+		# The arch tree includes the common one by absolute path.
+		sed -i "s|^include /usr/src/|include $kroot/usr/src/|" \
+			"$ktree/Makefile"
+		touch "$kroot/.done"
+	fi
+	trees+=("$ktree")
+else
+	log "no 6.12 headers in bookworm-backports"
 fi
 
 # The guest boots the distribution kernel whose headers are installed.
@@ -111,4 +150,6 @@ VFIO_GUEST_KVER=$kver
 VFIO_GUEST_KERNEL=$kimg/boot/vmlinuz-$kver
 VFIO_GUEST_MODULES=$kimg/lib/modules/$kver
 VFIO_CHECKPATCH=$cp_dir/scripts/checkpatch.pl
+VFIO_BUSYBOX=$busybox
+VFIO_KERNEL_TREES="${trees[*]}"
 EOV

@@ -145,12 +145,12 @@ log "modules: $((SECONDS - t_mod)) s"
 root=$B/root
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,tests,opt}
-cp /bin/busybox "$root/bin/busybox"
+cp "$VFIO_BUSYBOX" "$root/bin/busybox"
 while read -r applet; do
 	[ "$applet" = bin/busybox ] && continue
 	mkdir -p "$root/$(dirname "$applet")"
 	ln -sf /bin/busybox "$root/$applet"
-done < <(/bin/busybox --list-full)
+done < <("$VFIO_BUSYBOX" --list-full)
 
 lib=$root/lib/modules/$kver
 mkdir -p "$lib/updates" "$lib/kernel"
