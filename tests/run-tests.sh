@@ -56,12 +56,35 @@ run_stage() {
 	echo "=== $name: $(($(date +%s) - start)) s"
 }
 
+# What the host rule protects: the apt sources and pins, the installed
+# kernel images, and packages of other suites (backports, trixie, sid).
+# The backports list older checkouts added is left out: set-up removes it.
+host_state() {
+	find /etc/apt/sources.list /etc/apt/sources.list.d \
+		/etc/apt/preferences.d -type f -printf '%p %s %T@\n' \
+		2>/dev/null | grep -v '/vfio-dkms-backports\.list ' | sort
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' |
+		awk '$1 ~ /^.i/ && ($2 ~ /^linux-image-/ || $3 ~ /bpo|deb1[3-9]/) {
+			print "package " $2 " " $3 }'
+}
+
 for stage in "${stages[@]}"; do
 	name=${stage%%:*}
 	cmd=${stage#*:}
 	if [ "$name" = setup ]; then
 		echo "=== setup"
+		host_state >"$BUILD_DIR/host-before.txt"
 		eval "$("$cmd")"
+		host_state >"$BUILD_DIR/host-after.txt"
+		if diff -u "$BUILD_DIR/host-before.txt" \
+			"$BUILD_DIR/host-after.txt" >"$BUILD_DIR/host-diff.txt"; then
+			echo "ok - setup/host-untouched: no apt source, kernel image or other suite's package added" |
+				tee -a "$results"
+		else
+			echo "not ok - setup/host-untouched: set-up changed the host:" |
+				tee -a "$results"
+			sed 's/^/#   /' "$BUILD_DIR/host-diff.txt"
+		fi
 		continue
 	fi
 	run_stage "$name" "$cmd"

@@ -10,9 +10,13 @@
 # and only when missing; no apt source, pin or kernel image is added.
 # Kernels, headers and tools of other suites are unpacked under the cache
 # (tests/fetch-debs.sh).
+#
+# VFIO_SETUP_PROFILE=demo (make demo) sets up only what the demo needs:
+# the VM and the module build for the guest kernel, no build checkers.
 set -euo pipefail
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
+PROFILE=${VFIO_SETUP_PROFILE:-check}
 OLD_BACKPORTS_LIST=/etc/apt/sources.list.d/vfio-dkms-backports.list
 FETCH=$(cd "$(dirname "$0")" && pwd)/fetch-debs.sh
 
@@ -57,7 +61,8 @@ if [ -f "$OLD_BACKPORTS_LIST" ]; then
 fi
 
 want build-essential kmod cpio gzip xz-utils qemu-system-x86 \
-	sparse dwarves linux-headers-amd64 python3 socat file
+	linux-headers-amd64 python3 socat file
+[ "$PROFILE" = demo ] || want sparse dwarves
 apt_install "${need_pkgs[@]}"
 need_pkgs=()
 
@@ -83,10 +88,11 @@ fi
 # its kbuild tools.  Its package would pull a backports kernel image
 # onto the host; unpacked, it is only a directory.
 trees=()
-for d in /usr/src/linux-headers-*-amd64; do
+[ "$PROFILE" = demo ] || for d in /usr/src/linux-headers-*-amd64; do
 	[ -f "$d/Makefile" ] && trees+=("$d")
 done
-bpo=$("$FETCH" bookworm-backports --search \
+bpo=
+[ "$PROFILE" = demo ] || bpo=$("$FETCH" bookworm-backports --search \
 	'^linux-headers-6\.12\.[0-9.]*\+deb12-amd64$' | tail -n 1 || true)
 if [ -n "$bpo" ]; then
 	kv=${bpo#linux-headers-}
@@ -104,7 +110,7 @@ if [ -n "$bpo" ]; then
 		touch "$kroot/.done"
 	fi
 	trees+=("$ktree")
-else
+elif [ "$PROFILE" != demo ]; then
 	log "no 6.12 headers in bookworm-backports"
 fi
 
@@ -130,7 +136,7 @@ fi
 # checkpatch.pl is not in the header packages: take it (and the data files
 # it reads) from Debian's kernel source package.
 cp_dir=$CACHE/checkpatch
-if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
+if [ "$PROFILE" != demo ] && [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
 	want linux-source-6.1
 	apt_install "${need_pkgs[@]}"
 	need_pkgs=()
