@@ -235,6 +235,8 @@ deb_tests() {
 	fi
 
 	modprobe_conf "$work/x-dkms/lib/modprobe.d/vfio-dkms.conf"
+	intree_guard "$work/x-dkms/usr/lib/vfio-dkms/intree-guard"
+	dkms_exclusive "$work/x-dkms/usr/src/vfio-dkms-$upstream/dkms.conf"
 
 	# The rules as shipped run only the packaged vfioctl, with commands
 	# it has (Debian 12's udevadm cannot verify rules itself).
@@ -278,7 +280,8 @@ deb_tests() {
 # modules (the cached guest kernel, dry run) shows them.
 modprobe_conf() {
 	local conf=$1 blocked root k name missing=() n=0
-	blocked=$(awk '$1 == "install" && $3 == "/bin/false" { print $2 }' "$conf")
+	blocked=$(awk '$1 == "install" && $3 == "/usr/lib/vfio-dkms/intree-guard" &&
+		$4 == $2 && $5 == "$CMDLINE_OPTS" { print $2 }' "$conf")
 	if grep -qxE 'vfio|vfio_pci' <<<"$blocked"; then
 		nok modprobe-conf "refuses our own vfio or vfio_pci"
 		return
@@ -311,6 +314,56 @@ modprobe_conf() {
 	fi
 }
 
+# intree-guard refuses an in-tree module exactly on the kernels that have
+# our vfio.ko in updates/dkms, and otherwise hands the name and options
+# to modprobe --ignore-install (a stub here, on a fake module tree).
+intree_guard() {
+	local guard=$1 t kver out rc
+	t=$(mktemp -d)
+	kver=$(uname -r)
+	mkdir -p "$t/bin" "$t/mods/$kver/updates/dkms"
+	printf '#!/bin/sh\necho "modprobe $*"\n' >"$t/bin/modprobe"
+	chmod +x "$t/bin/modprobe"
+	out=$(PATH=$t/bin:$PATH VFIO_DKMS_MODULES=$t/mods \
+		"$guard" vfio_iommu_type1 disable_hugepages=1 2>&1) && rc=0 || rc=$?
+	if [ "$rc" -ne 0 ] || [ "$out" != "modprobe --ignore-install vfio_iommu_type1 disable_hugepages=1" ]; then
+		nok intree-guard "without our vfio.ko: exit $rc, \"$out\""
+		rm -rf "$t"
+		return
+	fi
+	touch "$t/mods/$kver/updates/dkms/vfio.ko.xz"
+	out=$(PATH=$t/bin:$PATH VFIO_DKMS_MODULES=$t/mods \
+		"$guard" vfio_iommu_type1 2>&1) && rc=0 || rc=$?
+	rm -rf "$t"
+	if [ "$rc" -eq 0 ] || [[ $out == *"modprobe "* ]] ||
+	   [[ $out != *"vfio-dkms replaces"* ]]; then
+		nok intree-guard "with our vfio.ko: exit $rc, \"$out\""
+		return
+	fi
+	ok intree-guard
+}
+
+# BUILD_EXCLUSIVE_KERNEL admits the kernels of the test matrix and every
+# 7.x, and nothing else.
+dkms_exclusive() {
+	local excl k wrong=()
+	excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$1")
+	for k in 6.1.0-57-amd64 6.1.0-57-cloud-amd64 6.12.95+deb12-amd64 \
+		6.12.57+deb13-amd64 7.2.1+deb14-amd64 7.3.4+deb13-amd64 \
+		7.10.2-amd64; do
+		[[ $k =~ $excl ]] || wrong+=("refuses $k")
+	done
+	for k in 5.10.0-30-amd64 6.6.15-amd64 6.11.2-amd64 6.13.1-amd64 \
+		8.0.1-amd64 16.1.0; do
+		[[ $k =~ $excl ]] && wrong+=("admits $k")
+	done
+	if [ ${#wrong[@]} -gt 0 ]; then
+		nok dkms-exclusive "${wrong[*]}"
+	else
+		ok dkms-exclusive
+	fi
+}
+
 # dkms_make DIR KVER KDIR: run dkms.conf's MAKE[0] in DIR with the
 # variables dkms sets for it.
 dkms_make() (
@@ -328,7 +381,8 @@ dkms_make() (
 dkms_builds() {
 	local src=$1 build k kdir excl n=0
 	excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$src/dkms.conf")
-	for kdir in /lib/modules/*/build /usr/src/linux-headers-*-amd64; do
+	for kdir in /lib/modules/*/build /usr/src/linux-headers-*-amd64 \
+		"${VFIO_CACHE:-/var/cache/vfio-dkms}"/kernels/*/usr/src/linux-headers-*-amd64; do
 		[ -f "$kdir/Makefile" ] || continue
 		k=$(basename "$(dirname "$kdir")")
 		[ "$k" = modules ] || [ "$k" = src ] && k=${kdir##*/linux-headers-}
