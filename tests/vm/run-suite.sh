@@ -20,6 +20,9 @@ usage: tests/vm/run-suite.sh [options]
   --kver KVER         its release (default: read from the image)
   --kdir DIR          kernel build tree for our modules
                       (default: /lib/modules/KVER/build)
+  --prebuilt DIR      take vfio.ko and vfio_pci.ko from DIR instead of
+                      building them (a kernel built with another
+                      distribution's compiler, tests/matrix)
   --modules DIR       the kernel's own modules (default: $VFIO_GUEST_MODULES
                       when KVER is the default guest kernel's)
   --intree NAME       also put in-tree module NAME (and its dependencies)
@@ -49,6 +52,7 @@ kernel=
 kver=
 kdir=
 moddir=
+prebuilt=
 modparams=
 run_cmd=
 mode=suite
@@ -71,6 +75,7 @@ while [ $# -gt 0 ]; do
 	--kver) kver=$2; shift ;;
 	--kdir) kdir=$2; shift ;;
 	--modules) moddir=$2; shift ;;
+	--prebuilt) prebuilt=$2; shift ;;
 	--intree) intree+=("$2"); shift ;;
 	--modparams) modparams=$2; shift ;;
 	--add) adds+=("$2"); shift ;;
@@ -129,10 +134,17 @@ cp -a "$top/src" "$modsrc"
 find "$modsrc" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o \
 	-name '.*.cmd' -o -name 'modules.order' -o -name 'Module.symvers' \) \
 	-delete
-log "building modules for $kver"
 t_mod=$SECONDS
 mods_built=0
-if make -C "$kdir" M="$modsrc" -j2 W=1 modules >"$B/modules-build.log" 2>&1 &&
+if [ -n "$prebuilt" ]; then
+	log "modules for $kver from $prebuilt"
+	if cp "$prebuilt/vfio.ko" "$prebuilt/vfio_pci.ko" "$modsrc/"; then
+		mods_built=1
+	else
+		note "not ok - harness/build-modules: no vfio.ko and vfio_pci.ko in $prebuilt"
+	fi
+elif log "building modules for $kver" &&
+   make -C "$kdir" M="$modsrc" -j2 W=1 modules >"$B/modules-build.log" 2>&1 &&
    [ -f "$modsrc/vfio.ko" ] && [ -f "$modsrc/vfio_pci.ko" ]; then
 	mods_built=1
 else
@@ -158,6 +170,16 @@ if [ "$mods_built" = 1 ]; then
 	cp "$modsrc/vfio.ko" "$modsrc/vfio_pci.ko" "$lib/updates/"
 fi
 
+# Debian 13 ships its modules xz-compressed; the initramfs gets them
+# plain, so that busybox's insmod needs no decompressor.
+unpack_ko() {	# source, destination .ko
+	case $1 in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+
 # An in-tree module and, recursively, what it depends on.
 copy_intree() {
 	local name=$1 f dep
@@ -170,9 +192,12 @@ copy_intree() {
 		note "not ok - harness/intree-$name: no module $name in $moddir"
 		return 0
 	fi
-	mkdir -p "$lib/$(dirname "${f#"$moddir"/}")"
-	[ -e "$lib/${f#"$moddir"/}" ] && return 0
-	cp "$f" "$lib/${f#"$moddir"/}"
+	local rel=${f#"$moddir"/}
+	rel=${rel%.xz}
+	rel=${rel%.zst}
+	mkdir -p "$lib/$(dirname "$rel")"
+	[ -e "$lib/$rel" ] && return 0
+	unpack_ko "$f" "$lib/$rel"
 	for dep in $(modinfo -F depends "$f" | tr ',' ' '); do
 		copy_intree "$dep"
 	done
@@ -202,10 +227,12 @@ n=0
 for m in virt/lib/irqbypass drivers/vfio/vfio drivers/vfio/vfio_virqfd \
 	 drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core \
 	 drivers/vfio/pci/vfio-pci; do
-	if [ -f "$moddir/kernel/$m.ko" ]; then
+	for f in "$moddir/kernel/$m".ko{,.xz,.zst}; do
+		[ -f "$f" ] || continue
 		n=$((n + 1))
-		cp "$moddir/kernel/$m.ko" "$intree_vfio/$n-$(basename "$m").ko"
-	fi
+		unpack_ko "$f" "$intree_vfio/$n-$(basename "$m").ko"
+		break
+	done
 done
 
 # ---- guest programs ----------------------------------------------------

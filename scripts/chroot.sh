@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A Debian build chroot for one distribution of the kernel matrix, made
+# once with mmdebstrap under the cache and brought up to date on every
+# call, so that "newest" means what a new user would get today:
+#   scripts/chroot.sh DIST
+# DIST is trixie, trixie-backports or sid.  The chroot holds that
+# distribution's compiler and build-essential, its newest kernel image
+# and headers (from trixie-backports for trixie-backports), and kmod.
+# Prints shell assignments for eval on stdout:
+#   CHROOT  the directory     KVER  the kernel release it has
+#   KTREE   the header tree inside it, as seen from the chroot
+# The host is not changed beyond installing mmdebstrap (a package of the
+# host's own release): the chroot has its own apt sources.
+set -euo pipefail
+
+CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
+die() { echo "chroot: $*" >&2; exit 1; }
+log() { echo "chroot: $*" >&2; }
+
+[ $# -eq 1 ] || die "usage: scripts/chroot.sh trixie|trixie-backports|sid"
+dist=$1
+case $dist in
+trixie) suite=trixie extra='' pin='' ;;
+trixie-backports) suite=trixie extra=trixie-backports pin="-t trixie-backports" ;;
+sid) suite=sid extra='' pin='' ;;
+*) die "unknown distribution $dist" ;;
+esac
+[ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap, chroot)"
+command -v mmdebstrap >/dev/null || {
+	log "installing mmdebstrap"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends mmdebstrap >&2
+}
+
+# The host's Debian mirror, as fetch-debs.sh finds it.
+# shellcheck disable=SC2016 # $(...) are apt's fields, not the shell's
+uri=$(apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)' \
+	'Identifier: Packages' 2>/dev/null |
+	awk -F'|' '$1 == "Debian" && $2 !~ /security/ { print $2; exit }')
+[ -n "$uri" ] || die "no Debian entry in this machine's apt sources"
+
+dir=$CACHE/chroot/$dist
+mkdir -p "$CACHE/chroot"
+exec 7>"$CACHE/chroot/$dist.lock"
+flock -w 3600 7 || die "gave up waiting for $dir.lock"
+
+in_chroot() {
+	chroot "$dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+pkgs=(kmod linux-image-amd64 linux-headers-amd64)
+if [ ! -f "$dir/.done" ]; then
+	log "making the $dist chroot with mmdebstrap (a few minutes, once)"
+	rm -rf "$dir"
+	mirrors=("deb $uri $suite main")
+	[ -z "$extra" ] || mirrors+=("deb $uri $extra main")
+	# The kernel packages go in after the base, so that a backports
+	# kernel can be asked for by suite.  The VM boots the kernel with an
+	# initramfs of its own: the distribution's is never generated.
+	# shellcheck disable=SC2086,SC2016 # $pin: 0 or 2 words; $1: mmdebstrap's
+	mmdebstrap --variant=buildd --mode=root -q \
+		--aptopt='APT::Install-Recommends "false"' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--customize-hook='mkdir -p "$1/etc/initramfs-tools" && echo update_initramfs=no >"$1/etc/initramfs-tools/update-initramfs.conf"' \
+		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold $pin ${pkgs[*]} >&2" \
+		"$suite" "$dir" "${mirrors[@]}" >&2 ||
+		die "mmdebstrap of $dist failed"
+	touch "$dir/.done"
+elif [ -n "$(find "$dir/.done" -mmin +720)" ]; then
+	# Half a day old: take what the archive has now.
+	log "updating the $dist chroot"
+	# shellcheck disable=SC2086
+	if in_chroot apt-get update -qq >&2 &&
+	   in_chroot apt-get install -y -qq -o Dpkg::Options::=--force-confold \
+		$pin "${pkgs[@]}" >&2; then
+		in_chroot apt-get autoremove -y -qq --purge >&2 || true
+		touch "$dir/.done"
+	else
+		log "update failed; using the chroot as it is"
+	fi
+fi
+
+# The newest kernel that has both its image and its headers.
+kver=
+for k in $(find "$dir/usr/src" -maxdepth 1 -name 'linux-headers-*-amd64' \
+	-printf '%f\n' | sed 's/^linux-headers-//' | sort -V); do
+	[ -f "$dir/boot/vmlinuz-$k" ] && kver=$k
+done
+[ -n "$kver" ] || die "no kernel with image and headers in $dir"
+log "$dist: kernel $kver, $(in_chroot gcc --version | head -n 1)"
+cat <<EOV
+CHROOT=$dir
+KVER=$kver
+KTREE=/usr/src/linux-headers-$kver
+EOV

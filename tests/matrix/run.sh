@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The kernel matrix beyond the host's own Debian 12 (which kbuild and
+# guest cover): for each distribution, build src/ with W=1 in that
+# distribution's chroot, with its own compiler, against its newest
+# kernel's headers, and where the matrix says so boot that kernel in the
+# test VM with the modules just built and run the guest suite.
+#   tests/matrix/run.sh [DIST...]      default: every row below
+# One ok/not ok/skip line per build and per guest case, each build line
+# naming the kernel it used.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+
+# distribution   boot the guest suite on its kernel?
+matrix=(
+	"trixie yes"
+	"trixie-backports yes"
+	"sid no"
+)
+
+B=${BUILD_DIR:-$top/build}/matrix
+mkdir -p "$B"
+log() { echo "matrix: $*" >&2; }
+
+# Lines make prints for a clean build; anything else is a warning.
+noise='^(  [A-Z]+ |make(\[[0-9]+\])?: |Skipping BTF generation)'
+
+# build DIST: prints CHROOT/KVER assignments of the chroot on success.
+build() {
+	local dist=$1 env work rc=0
+	if ! env=$(scripts/chroot.sh "$dist" 2>"$B/$dist-chroot.log"); then
+		echo "not ok - matrix/$dist/chroot: $(tail -n 1 "$B/$dist-chroot.log")"
+		return 1
+	fi
+	eval "$env"
+	work=$CHROOT/tmp/vfio-build
+	rm -rf "$work"
+	mkdir -p "$work"
+	cp -a src/. "$work/"
+	chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		make -C "$KTREE" M=/tmp/vfio-build -j2 W=1 modules \
+		>"$B/$dist-build.log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ] || grep -Ev "$noise" "$B/$dist-build.log" | grep -q .; then
+		echo "not ok - matrix/$dist/W=1/$KVER: build output follows"
+		sed 's/^/#   /' "$B/$dist-build.log" | head -n 40
+		return 1
+	fi
+	rm -rf "${B:?}/$dist"
+	mkdir -p "$B/$dist"
+	cp "$work/vfio.ko" "$work/vfio_pci.ko" "$B/$dist/"
+	rm -rf "$work"
+	echo "ok - matrix/$dist/W=1/$KVER: $(chroot "$CHROOT" gcc --version | head -n 1)"
+	echo "CHROOT=$CHROOT KVER=$KVER" >"$B/$dist/env"
+}
+
+# The chroots are independent: make and build them in parallel, then
+# boot one VM at a time.
+want=("$@")
+pids=()
+for row in "${matrix[@]}"; do
+	read -r dist _ <<<"$row"
+	if [ ${#want[@]} -gt 0 ] && ! [[ " ${want[*]} " == *" $dist "* ]]; then
+		continue
+	fi
+	build "$dist" >"$B/$dist.result" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do
+	wait "$p" || true
+done
+
+status=0
+for row in "${matrix[@]}"; do
+	read -r dist boot <<<"$row"
+	[ -f "$B/$dist.result" ] || continue
+	cat "$B/$dist.result"
+	grep -q '^not ok' "$B/$dist.result" && { status=1; continue; }
+	[ "$boot" = yes ] || continue
+	# shellcheck disable=SC1090,SC1091
+	. "$B/$dist/env"
+	log "guest suite on $dist's $KVER"
+	tests/vm/run-suite.sh --kernel "$CHROOT/boot/vmlinuz-$KVER" \
+		--kver "$KVER" --modules "$CHROOT/lib/modules/$KVER" \
+		--prebuilt "$B/$dist" 2>"$B/$dist-suite.err" |
+		sed -E "s/^(ok|not ok|skip) - /\\1 - matrix\\/$dist\\//" |
+		grep -Ev '^[0-9]+ passed, ' || status=1
+	cp build/vm/console.log "$B/$dist-console.log" 2>/dev/null || true
+done
+exit $status
