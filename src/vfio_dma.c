@@ -196,6 +196,45 @@ static u64 vfio_dma_align_mask(struct vfio_iommu *iommu)
 	return ((1ULL << __ffs(bitmap)) - 1) | ~PAGE_MASK;
 }
 
+/* Does [start, last] touch an IOVA range the IOMMU reserves? */
+static bool vfio_dma_hits_resv(struct vfio_iommu *iommu, u64 start, u64 last)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&iommu->dma_lock);
+	for (i = 0; i < iommu->nr_resv; i++)
+		if (start <= iommu->resv[i].last &&
+		    iommu->resv[i].start <= last)
+			return true;
+	return false;
+}
+
+/*
+ * Replace the reserved ranges by @resv (@nr entries, ours from now on).
+ * A set that gains a group may gain reserved ranges: -EINVAL, and
+ * nothing changed, when an existing mapping lies in one.
+ */
+int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
+		      unsigned int nr)
+{
+	unsigned int i;
+
+	mutex_lock(&iommu->dma_lock);
+	for (i = 0; i < nr; i++) {
+		if (vfio_dma_tree_iter_first(&iommu->dma_tree, resv[i].start,
+					     resv[i].last)) {
+			mutex_unlock(&iommu->dma_lock);
+			kfree(resv);
+			return -EINVAL;
+		}
+	}
+	swap(iommu->resv, resv);
+	iommu->nr_resv = nr;
+	mutex_unlock(&iommu->dma_lock);
+	kfree(resv);
+	return 0;
+}
+
 /*
  * Building a mapping: pages are pinned a batch at a time and folded into
  * the open run; a run is mapped into the IOMMU, in one call, as soon as
@@ -355,6 +394,10 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	st.dma = dma;
 
 	mutex_lock(&iommu->dma_lock);
+	if (vfio_dma_hits_resv(iommu, dma->start, dma->last)) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
 	if (iommu->dma_count >= max_mappings) {
 		ret = -ENOSPC;
 		goto err_unlock;

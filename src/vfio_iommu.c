@@ -125,6 +125,62 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	group->attached = false;
 }
 
+/*
+ * The IOVAs the IOMMU keeps for itself in any group of the set (x86: the
+ * interrupt window at 0xfee00000): a mapping there would never be what
+ * the device reaches, and DMA into it may raise interrupts instead.
+ * Relaxable direct regions (RMRRs that assignment may drop) stay
+ * usable.  @extra is a group about to join the set.
+ */
+int vfio_iommu_resv_update(struct vfio_iommu *iommu, struct vfio_group *extra)
+{
+	struct iommu_resv_region *region, *next;
+	struct vfio_group *group;
+	struct vfio_resv *resv = NULL;
+	unsigned int nr = 0;
+	LIST_HEAD(regions);
+	int ret = 0;
+
+	lockdep_assert_held(&vfio_lock);
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		ret = iommu_get_group_resv_regions(group->iommu_group,
+						   &regions);
+		if (ret)
+			goto out;
+	}
+	if (extra) {
+		ret = iommu_get_group_resv_regions(extra->iommu_group,
+						   &regions);
+		if (ret)
+			goto out;
+	}
+	list_for_each_entry(region, &regions, list)
+		if (region->type != IOMMU_RESV_DIRECT_RELAXABLE &&
+		    region->length)
+			nr++;
+	if (nr) {
+		resv = kcalloc(nr, sizeof(*resv), GFP_KERNEL_ACCOUNT);
+		if (!resv) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	nr = 0;
+	list_for_each_entry(region, &regions, list) {
+		if (region->type == IOMMU_RESV_DIRECT_RELAXABLE ||
+		    !region->length)
+			continue;
+		resv[nr].start = region->start;
+		resv[nr].last = region->start + region->length - 1;
+		nr++;
+	}
+	ret = vfio_dma_set_resv(iommu, resv, nr);
+out:
+	list_for_each_entry_safe(region, next, &regions, list)
+		kfree(region);
+	return ret;
+}
+
 static int vfio_first_dev(struct device *dev, void *data)
 {
 	*(struct device **)data = dev;
@@ -159,6 +215,12 @@ int vfio_iommu_open(struct vfio_iommu *iommu)
 		}
 	}
 
+	ret = vfio_iommu_resv_update(iommu, NULL);
+	if (ret) {
+		failed = NULL;
+		goto err_detach;
+	}
+
 	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
 		      IOMMU_CACHE : 0;
 	iommu->mm = current->mm;
@@ -184,6 +246,7 @@ void vfio_iommu_close(struct vfio_iommu *iommu)
 	vfio_dma_unmap_all(iommu);
 	list_for_each_entry(group, &iommu->group_list, iommu_next)
 		vfio_iommu_detach_group(iommu, group);
+	vfio_dma_set_resv(iommu, NULL, 0);
 	iommu_domain_free(iommu->domain);
 	iommu->domain = NULL;
 	mmdrop(iommu->mm);

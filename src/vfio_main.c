@@ -794,6 +794,10 @@ static int vfio_group_merge(struct vfio_group *group, int fd)
 			ret = -EBUSY;
 			goto out;
 		}
+		/* Its reserved IOVAs count before its devices can DMA. */
+		ret = vfio_iommu_resv_update(iommu, new);
+		if (ret)
+			goto out;
 		ret = vfio_iommu_attach_group(iommu, new);
 		if (ret)
 			goto out;
