@@ -150,8 +150,14 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 	group->iommu_group = iommu_group;
 	group->id = iommu_group_id(iommu_group);
 
-	group->minor = idr_alloc(&vfio.minors, group, 0, MINORMASK + 1,
-				 GFP_KERNEL);
+	/*
+	 * Opening a node looks the group up by its minor alone, and a user
+	 * may keep the inode of an old node (an O_PATH fd, a bind mount):
+	 * a minor handed out again would open another group through it.
+	 * Cycle through all 2^20 before any comes back.
+	 */
+	group->minor = idr_alloc_cyclic(&vfio.minors, group, 0,
+					MINORMASK + 1, GFP_KERNEL);
 	if (group->minor < 0) {
 		ret = group->minor;
 		goto err_free;

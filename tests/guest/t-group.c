@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <termios.h>
 #include <unistd.h>
@@ -358,6 +359,57 @@ static void test_group_fd_closed_first(struct vt *t, void *arg)
 	munmap(page, 4096);
 }
 
+/* The minor number of dev's group node, or -1. */
+static int node_minor(const char *dev)
+{
+	char node[64];
+	struct stat st;
+
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(dev));
+	if (stat(node, &st))
+		return -1;
+	return (int)minor(st.st_rdev);
+}
+
+/*
+ * A node's inode outlives its group (an O_PATH fd here, a bind mount or
+ * a copy made with mknod elsewhere): once the group is gone, opening it
+ * must not reach whichever group got the same minor next.  edu0 and
+ * edu1 both leave vfio, the one whose minor is higher comes back first
+ * and would get the other's minor from a lowest-free allocator.
+ */
+static void test_stale_node(struct vt *t, void *arg)
+{
+	const char *a = EDU0, *b = EDU1;
+	int ma = node_minor(EDU0), mb = node_minor(EDU1), path, fd;
+	char node[64], proc[64];
+
+	(void)arg;
+	VT_CHECKF(t, ma >= 0 && mb >= 0, "no group nodes of %s and %s", EDU0,
+		  EDU1);
+	if (mb < ma) {
+		a = EDU1;
+		b = EDU0;
+	}
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(a));
+	path = VT_OK(t, open(node, O_PATH | O_CLOEXEC));
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
+	unbind(t, a);
+	unbind(t, b);
+	bind_to(t, b, "vfio");
+	printf("# %s had minor %d; %s came back with minor %d\n", a,
+	       ma < mb ? ma : mb, b, node_minor(b));
+	errno = 0;
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	bind_to(t, a, "vfio");
+	VT_CHECKF(t, fd < 0 && (errno == ENODEV || errno == ENXIO),
+		  "the old node of %s's group opened (%d/%s): it reached %s's "
+		  "new group", a, fd, strerror(errno), b);
+	close(path);
+}
+
 static void test_unknown_ioctl(struct vt *t, void *arg)
 {
 	struct termios tio;
@@ -643,6 +695,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_iommu_fds_shared);
 	VT_RUN_CLOSE(&t, test_group_fd_closed_first);
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
+	VT_RUN_CLOSE(&t, test_stale_node);
 	VT_RUN_CLOSE(&t, test_ich9_viability);
 	VT_RUN_CLOSE(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);
