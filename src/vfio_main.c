@@ -978,6 +978,12 @@ static int __init vfio_init(void)
 		goto err_class;
 
 	cdev_init(&vfio.cdev, &vfio_group_fops);
+	/*
+	 * An open of a node holds the cdev before the fops: without an
+	 * owner, that window has no module reference and the module (the
+	 * cdev is in it) could go.
+	 */
+	vfio.cdev.owner = THIS_MODULE;
 	ret = cdev_add(&vfio.cdev, vfio.devt, MINORMASK + 1);
 	if (ret)
 		goto err_region;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -410,6 +411,42 @@ static void test_stale_node(struct vt *t, void *arg)
 	close(path);
 }
 
+static long module_refcnt(struct vt *t)
+{
+	char buf[32];
+
+	VT_CHECKF(t, vt_read_file("/sys/module/vfio/refcnt", buf,
+				  sizeof(buf)) >= 0,
+		  "/sys/module/vfio/refcnt: %s", strerror(errno));
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * An open group fd keeps vfio.ko loaded through its file operations and
+ * through the char device it was opened by: chrdev_open() takes the
+ * cdev first, and only the cdev's owner covers the time until the fops
+ * are taken.  So two references per fd, and the module stays put.
+ */
+static void test_fd_pins_module(struct vt *t, void *arg)
+{
+	long before, open_cnt;
+	int group;
+
+	(void)arg;
+	before = module_refcnt(t);
+	group = open_group(t, EDU0);
+	open_cnt = module_refcnt(t);
+	VT_CHECKF(t, system("rmmod vfio 2>/dev/null") != 0,
+		  "rmmod vfio succeeded with a group fd open");
+	(void)group_flags(t, group);
+	close(group);
+	VT_CHECKF(t, open_cnt == before + 2, "vfio refcnt %ld with a group fd "
+		  "open, %ld without: the cdev holds no module reference",
+		  open_cnt, before);
+	VT_CHECKF(t, module_refcnt(t) == before, "vfio refcnt %ld after the "
+		  "close, was %ld", module_refcnt(t), before);
+}
+
 static void test_unknown_ioctl(struct vt *t, void *arg)
 {
 	struct termios tio;
@@ -696,6 +733,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_group_fd_closed_first);
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
 	VT_RUN_CLOSE(&t, test_stale_node);
+	VT_RUN_CLOSE(&t, test_fd_pins_module);
 	VT_RUN_CLOSE(&t, test_ich9_viability);
 	VT_RUN_CLOSE(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);
