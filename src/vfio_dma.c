@@ -316,6 +316,7 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	unsigned long done = 0, max = VFIO_PIN_STACK;
 	struct vfio_dma *dma = st->dma;
 	int ret = 0, n;
+	bool dirty;
 
 	if (dma->prot & IOMMU_WRITE)
 		gup |= FOLL_WRITE;
@@ -350,15 +351,21 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	if (!ret)
 		return 0;
 
-	/* Undo: closed runs are mapped and recorded, the open one pinned. */
+	/*
+	 * Undo: closed runs are mapped and recorded, the open one pinned
+	 * (and maybe mapped in part by a failed iommu_map()).  The device
+	 * could write to what was mapped until the unmap: dirty it as an
+	 * unmap does, or the page cache may drop what it wrote.
+	 */
+	dirty = dma->prot & IOMMU_WRITE;
 	if (st->mapped)
 		iommu_unmap(st->iommu->domain, dma->start,
 			    (size_t)st->mapped << PAGE_SHIFT);
 	if (dma->runs->nr)
-		vfio_runs_unpin(dma->runs, 0, st->mapped, false);
+		vfio_runs_unpin(dma->runs, 0, st->mapped, dirty);
 	if (st->run_len)
 		unpin_user_page_range_dirty_lock(pfn_to_page(st->run_pfn),
-						 st->run_len, false);
+						 st->run_len, dirty);
 	return ret;
 }
 
