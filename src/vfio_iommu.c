@@ -183,29 +183,63 @@ out:
 
 static int vfio_first_dev(struct device *dev, void *data)
 {
-	*(struct device **)data = dev;
+	/* The group's lock is held: @dev is still a member. */
+	*(struct device **)data = get_device(dev);
 	return 1;
+}
+
+/*
+ * A device of the set for the IOMMU calls that want one, referenced: the
+ * attach below sleeps while deletions are in flight, and a member that is
+ * being deleted is freed once it has left its group.  One bound to us
+ * first, as it cannot be on its way out while vfio.lock is held; else
+ * any member of a group whose devices were all unbound, taken once no
+ * deletion is in flight.
+ */
+static struct device *vfio_iommu_get_dev(struct vfio_iommu *iommu)
+{
+	struct vfio_device *device;
+	struct vfio_group *group;
+	struct device *dev = NULL;
+
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		device = list_first_entry_or_null(&group->device_list,
+						  struct vfio_device,
+						  group_next);
+		if (device)
+			return get_device(device->dev);
+	}
+	/* Not one whose deletion is under way (attach waits anyway). */
+	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		iommu_group_for_each_dev(group->iommu_group, &dev,
+					 vfio_first_dev);
+		if (dev)
+			break;
+	}
+	return dev;
 }
 
 /* Open the set for the current process; the caller checked viability. */
 int vfio_iommu_open(struct vfio_iommu *iommu)
 {
 	struct vfio_group *group, *failed;
-	struct device *dev = NULL;
+	struct device *dev;
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	group = list_first_entry_or_null(&iommu->group_list,
-					 struct vfio_group, iommu_next);
-	if (group)
-		iommu_group_for_each_dev(group->iommu_group, &dev,
-					 vfio_first_dev);
+	dev = vfio_iommu_get_dev(iommu);
 	if (!dev)
 		return -ENODEV;
 
 	iommu->domain = vfio_domain_alloc(dev);
-	if (!iommu->domain)
+	if (!iommu->domain) {
+		put_device(dev);
 		return -ENOMEM;
+	}
+	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
+		      IOMMU_CACHE : 0;
+	put_device(dev);
 
 	list_for_each_entry(group, &iommu->group_list, iommu_next) {
 		ret = vfio_iommu_attach_group(iommu, group);
@@ -221,8 +255,6 @@ int vfio_iommu_open(struct vfio_iommu *iommu)
 		goto err_detach;
 	}
 
-	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
-		      IOMMU_CACHE : 0;
 	iommu->mm = current->mm;
 	mmgrab(iommu->mm);
 	return 0;
