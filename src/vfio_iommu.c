@@ -31,43 +31,101 @@
  * data.  So a device's deletion counts as in flight from
  * BUS_NOTIFY_DEL_DEVICE to BUS_NOTIFY_REMOVED_DEVICE, which comes after
  * the IOMMU core's own notifier, and attach and detach wait until none
- * is.  A count, not a lock held across the notifier chain: that would
+ * is.  A list, not a lock held across the notifier chain: that would
  * nest inside the bus notifier rwsem.  The deleting thread takes nothing
  * of ours in between, so the wait is as short as the deletion.
+ *
+ * Each deletion is an entry for its device, so that an end pairs only
+ * with its own begin: a REMOVED whose DEL came before the bus driver
+ * registered its notifier ends nothing.  The bus driver may also go
+ * between the two and never tell us the end; a deletion is over anyway
+ * once the device has left its IOMMU group (the IOMMU core clears
+ * dev->iommu_group last), so the waiters check that too, and poll.
  */
+struct vfio_removal {
+	struct list_head	next;		/* vfio_removals */
+	struct device		*dev;		/* referenced */
+};
+
 static DEFINE_SPINLOCK(vfio_removals_lock);
-static unsigned int vfio_removals;	/* under vfio_removals_lock */
+static LIST_HEAD(vfio_removals);	/* under vfio_removals_lock */
 static DECLARE_WAIT_QUEUE_HEAD(vfio_removals_wq);
 
-void vfio_iommu_removal_begin(void)
+/* How often a waiter looks for deletions whose end we were not told. */
+#define VFIO_REMOVAL_POLL	(HZ / 10)
+
+static bool vfio_removal_done(const struct vfio_removal *r)
 {
+	return !READ_ONCE(r->dev->iommu_group);
+}
+
+/* Free the finished entries, @dev's (when not NULL), or with @all all. */
+static void vfio_iommu_removals_prune(struct device *dev, bool all)
+{
+	struct vfio_removal *r, *next;
+	LIST_HEAD(done);
+
 	spin_lock(&vfio_removals_lock);
-	vfio_removals++;
+	list_for_each_entry_safe(r, next, &vfio_removals, next)
+		if (all || r->dev == dev || vfio_removal_done(r))
+			list_move(&r->next, &done);
+	spin_unlock(&vfio_removals_lock);
+
+	list_for_each_entry_safe(r, next, &done, next) {
+		put_device(r->dev);
+		kfree(r);
+	}
+}
+
+void vfio_iommu_removal_begin(struct device *dev)
+{
+	struct vfio_removal *r;
+
+	vfio_iommu_removals_prune(NULL, false);
+	r = kmalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		dev_warn(dev, "no memory to hold domain changes during its deletion\n");
+		return;
+	}
+	r->dev = get_device(dev);
+	spin_lock(&vfio_removals_lock);
+	list_add_tail(&r->next, &vfio_removals);
 	spin_unlock(&vfio_removals_lock);
 }
 
-void vfio_iommu_removal_end(void)
+void vfio_iommu_removal_end(struct device *dev)
 {
-	bool idle;
+	vfio_iommu_removals_prune(dev, false);
+	wake_up_all(&vfio_removals_wq);
+}
 
-	spin_lock(&vfio_removals_lock);
-	/* Zero: the deletion began before this module was loaded. */
-	if (vfio_removals)
-		vfio_removals--;
-	idle = !vfio_removals;
-	spin_unlock(&vfio_removals_lock);
-	if (idle)
-		wake_up_all(&vfio_removals_wq);
+/* At module exit no waiter is left: forget what was not ended. */
+void vfio_iommu_removals_exit(void)
+{
+	vfio_iommu_removals_prune(NULL, true);
 }
 
 static bool vfio_iommu_no_removals(void)
 {
-	bool idle;
+	struct vfio_removal *r;
+	bool idle = true;
 
 	spin_lock(&vfio_removals_lock);
-	idle = !vfio_removals;
+	list_for_each_entry(r, &vfio_removals, next) {
+		if (!vfio_removal_done(r)) {
+			idle = false;
+			break;
+		}
+	}
 	spin_unlock(&vfio_removals_lock);
 	return idle;
+}
+
+static void vfio_iommu_wait_removals(void)
+{
+	while (!wait_event_timeout(vfio_removals_wq, vfio_iommu_no_removals(),
+				   VFIO_REMOVAL_POLL))
+		;
 }
 
 struct vfio_iommu *vfio_iommu_alloc(void)
@@ -101,7 +159,7 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	vfio_iommu_wait_removals();
 	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
 	if (ret)
 		return ret;
@@ -119,7 +177,7 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	lockdep_assert_held(&vfio_lock);
 	if (!group->attached)
 		return;
-	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	vfio_iommu_wait_removals();
 	iommu_detach_group(iommu->domain, group->iommu_group);
 	iommu_group_release_dma_owner(group->iommu_group);
 	group->attached = false;
@@ -210,7 +268,7 @@ static struct device *vfio_iommu_get_dev(struct vfio_iommu *iommu)
 			return get_device(device->dev);
 	}
 	/* Not one whose deletion is under way (attach waits anyway). */
-	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	vfio_iommu_wait_removals();
 	list_for_each_entry(group, &iommu->group_list, iommu_next) {
 		iommu_group_for_each_dev(group->iommu_group, &dev,
 					 vfio_first_dev);

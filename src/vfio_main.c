@@ -468,13 +468,13 @@ void vfio_group_del_dev(struct device *dev, bool hold)
 		iommu_group_put(iommu_group);
 	}
 	if (hold)
-		vfio_iommu_removal_begin();
+		vfio_iommu_removal_begin(dev);
 }
 EXPORT_SYMBOL_GPL(vfio_group_del_dev);
 
 void vfio_group_removed_dev(struct device *dev)
 {
-	vfio_iommu_removal_end();
+	vfio_iommu_removal_end(dev);
 }
 EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
 
@@ -1002,6 +1002,7 @@ static void __exit vfio_exit(void)
 {
 	/* Bus drivers depend on us and open fds pin the module. */
 	WARN_ON(!list_empty(&vfio.group_list));
+	vfio_iommu_removals_exit();
 	cdev_del(&vfio.cdev);
 	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
 	class_destroy(vfio.class);

@@ -9,6 +9,8 @@
  *                          domains
  *   vfio_device.open_lock  calls of the bus driver's open and release
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
+ *   vfio_removals_lock     (spinlock, vfio_iommu.c) the device deletions
+ *                          in flight
  *
  * Device fd operations run inside vfio_device.srcu read sections, not
  * under a lock: they copy from user memory, which may fault on an mmap of
@@ -103,8 +105,9 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu,
 void vfio_iommu_user_put(struct vfio_iommu *iommu);
 int vfio_iommu_resv_update(struct vfio_iommu *iommu,
 			   struct vfio_group *extra);
-void vfio_iommu_removal_begin(void);
-void vfio_iommu_removal_end(void);
+void vfio_iommu_removal_begin(struct device *dev);
+void vfio_iommu_removal_end(struct device *dev);
+void vfio_iommu_removals_exit(void);
 
 /* vfio_main.c */
 bool vfio_group_viable(struct vfio_group *group);
