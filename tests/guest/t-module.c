@@ -59,7 +59,9 @@ static void test_reload(struct vt *t, void *arg)
 
 	(void)arg;
 	if (!module_loaded("vfio_pci"))
-		VT_CHECKF(t, system("modprobe vfio_pci") == 0,
+		/* With the parameters /init loaded it with. */
+		VT_CHECKF(t, system(". /etc/vt.conf && "
+				    "modprobe vfio_pci $VT_MODPARAMS") == 0,
 			  "modprobe vfio_pci failed");
 	VT_OK(t, vt_write_file(NEW_ID, "1234 11e8"));
 	VT_OK(t, vt_write_file(NEW_ID, "1b36 0005"));
