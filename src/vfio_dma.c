@@ -196,6 +196,45 @@ static u64 vfio_dma_align_mask(struct vfio_iommu *iommu)
 	return ((1ULL << __ffs(bitmap)) - 1) | ~PAGE_MASK;
 }
 
+/* Does [start, last] touch an IOVA range the IOMMU reserves? */
+static bool vfio_dma_hits_resv(struct vfio_iommu *iommu, u64 start, u64 last)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&iommu->dma_lock);
+	for (i = 0; i < iommu->nr_resv; i++)
+		if (start <= iommu->resv[i].last &&
+		    iommu->resv[i].start <= last)
+			return true;
+	return false;
+}
+
+/*
+ * Replace the reserved ranges by @resv (@nr entries, ours from now on).
+ * A set that gains a group may gain reserved ranges: -EINVAL, and
+ * nothing changed, when an existing mapping lies in one.
+ */
+int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
+		      unsigned int nr)
+{
+	unsigned int i;
+
+	mutex_lock(&iommu->dma_lock);
+	for (i = 0; i < nr; i++) {
+		if (vfio_dma_tree_iter_first(&iommu->dma_tree, resv[i].start,
+					     resv[i].last)) {
+			mutex_unlock(&iommu->dma_lock);
+			kfree(resv);
+			return -EINVAL;
+		}
+	}
+	swap(iommu->resv, resv);
+	iommu->nr_resv = nr;
+	mutex_unlock(&iommu->dma_lock);
+	kfree(resv);
+	return 0;
+}
+
 /*
  * Building a mapping: pages are pinned a batch at a time and folded into
  * the open run; a run is mapped into the IOMMU, in one call, as soon as
@@ -277,6 +316,7 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	unsigned long done = 0, max = VFIO_PIN_STACK;
 	struct vfio_dma *dma = st->dma;
 	int ret = 0, n;
+	bool dirty;
 
 	if (dma->prot & IOMMU_WRITE)
 		gup |= FOLL_WRITE;
@@ -311,15 +351,21 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	if (!ret)
 		return 0;
 
-	/* Undo: closed runs are mapped and recorded, the open one pinned. */
+	/*
+	 * Undo: closed runs are mapped and recorded, the open one pinned
+	 * (and maybe mapped in part by a failed iommu_map()).  The device
+	 * could write to what was mapped until the unmap: dirty it as an
+	 * unmap does, or the page cache may drop what it wrote.
+	 */
+	dirty = dma->prot & IOMMU_WRITE;
 	if (st->mapped)
 		iommu_unmap(st->iommu->domain, dma->start,
 			    (size_t)st->mapped << PAGE_SHIFT);
 	if (dma->runs->nr)
-		vfio_runs_unpin(dma->runs, 0, st->mapped, false);
+		vfio_runs_unpin(dma->runs, 0, st->mapped, dirty);
 	if (st->run_len)
 		unpin_user_page_range_dirty_lock(pfn_to_page(st->run_pfn),
-						 st->run_len, false);
+						 st->run_len, dirty);
 	return ret;
 }
 
@@ -355,6 +401,10 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	st.dma = dma;
 
 	mutex_lock(&iommu->dma_lock);
+	if (vfio_dma_hits_resv(iommu, dma->start, dma->last)) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
 	if (iommu->dma_count >= max_mappings) {
 		ret = -ENOSPC;
 		goto err_unlock;

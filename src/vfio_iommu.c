@@ -31,43 +31,101 @@
  * data.  So a device's deletion counts as in flight from
  * BUS_NOTIFY_DEL_DEVICE to BUS_NOTIFY_REMOVED_DEVICE, which comes after
  * the IOMMU core's own notifier, and attach and detach wait until none
- * is.  A count, not a lock held across the notifier chain: that would
+ * is.  A list, not a lock held across the notifier chain: that would
  * nest inside the bus notifier rwsem.  The deleting thread takes nothing
  * of ours in between, so the wait is as short as the deletion.
+ *
+ * Each deletion is an entry for its device, so that an end pairs only
+ * with its own begin: a REMOVED whose DEL came before the bus driver
+ * registered its notifier ends nothing.  The bus driver may also go
+ * between the two and never tell us the end; a deletion is over anyway
+ * once the device has left its IOMMU group (the IOMMU core clears
+ * dev->iommu_group last), so the waiters check that too, and poll.
  */
+struct vfio_removal {
+	struct list_head	next;		/* vfio_removals */
+	struct device		*dev;		/* referenced */
+};
+
 static DEFINE_SPINLOCK(vfio_removals_lock);
-static unsigned int vfio_removals;	/* under vfio_removals_lock */
+static LIST_HEAD(vfio_removals);	/* under vfio_removals_lock */
 static DECLARE_WAIT_QUEUE_HEAD(vfio_removals_wq);
 
-void vfio_iommu_removal_begin(void)
+/* How often a waiter looks for deletions whose end we were not told. */
+#define VFIO_REMOVAL_POLL	(HZ / 10)
+
+static bool vfio_removal_done(const struct vfio_removal *r)
 {
+	return !READ_ONCE(r->dev->iommu_group);
+}
+
+/* Free the finished entries, @dev's (when not NULL), or with @all all. */
+static void vfio_iommu_removals_prune(struct device *dev, bool all)
+{
+	struct vfio_removal *r, *next;
+	LIST_HEAD(done);
+
 	spin_lock(&vfio_removals_lock);
-	vfio_removals++;
+	list_for_each_entry_safe(r, next, &vfio_removals, next)
+		if (all || r->dev == dev || vfio_removal_done(r))
+			list_move(&r->next, &done);
+	spin_unlock(&vfio_removals_lock);
+
+	list_for_each_entry_safe(r, next, &done, next) {
+		put_device(r->dev);
+		kfree(r);
+	}
+}
+
+void vfio_iommu_removal_begin(struct device *dev)
+{
+	struct vfio_removal *r;
+
+	vfio_iommu_removals_prune(NULL, false);
+	r = kmalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		dev_warn(dev, "no memory to hold domain changes during its deletion\n");
+		return;
+	}
+	r->dev = get_device(dev);
+	spin_lock(&vfio_removals_lock);
+	list_add_tail(&r->next, &vfio_removals);
 	spin_unlock(&vfio_removals_lock);
 }
 
-void vfio_iommu_removal_end(void)
+void vfio_iommu_removal_end(struct device *dev)
 {
-	bool idle;
+	vfio_iommu_removals_prune(dev, false);
+	wake_up_all(&vfio_removals_wq);
+}
 
-	spin_lock(&vfio_removals_lock);
-	/* Zero: the deletion began before this module was loaded. */
-	if (vfio_removals)
-		vfio_removals--;
-	idle = !vfio_removals;
-	spin_unlock(&vfio_removals_lock);
-	if (idle)
-		wake_up_all(&vfio_removals_wq);
+/* At module exit no waiter is left: forget what was not ended. */
+void vfio_iommu_removals_exit(void)
+{
+	vfio_iommu_removals_prune(NULL, true);
 }
 
 static bool vfio_iommu_no_removals(void)
 {
-	bool idle;
+	struct vfio_removal *r;
+	bool idle = true;
 
 	spin_lock(&vfio_removals_lock);
-	idle = !vfio_removals;
+	list_for_each_entry(r, &vfio_removals, next) {
+		if (!vfio_removal_done(r)) {
+			idle = false;
+			break;
+		}
+	}
 	spin_unlock(&vfio_removals_lock);
 	return idle;
+}
+
+static void vfio_iommu_wait_removals(void)
+{
+	while (!wait_event_timeout(vfio_removals_wq, vfio_iommu_no_removals(),
+				   VFIO_REMOVAL_POLL))
+		;
 }
 
 struct vfio_iommu *vfio_iommu_alloc(void)
@@ -101,7 +159,7 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	vfio_iommu_wait_removals();
 	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
 	if (ret)
 		return ret;
@@ -119,37 +177,127 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	lockdep_assert_held(&vfio_lock);
 	if (!group->attached)
 		return;
-	wait_event(vfio_removals_wq, vfio_iommu_no_removals());
+	vfio_iommu_wait_removals();
 	iommu_detach_group(iommu->domain, group->iommu_group);
 	iommu_group_release_dma_owner(group->iommu_group);
 	group->attached = false;
 }
 
+/*
+ * The IOVAs the IOMMU keeps for itself in any group of the set (x86: the
+ * interrupt window at 0xfee00000): a mapping there would never be what
+ * the device reaches, and DMA into it may raise interrupts instead.
+ * Relaxable direct regions (RMRRs that assignment may drop) stay
+ * usable.  @extra is a group about to join the set.
+ */
+int vfio_iommu_resv_update(struct vfio_iommu *iommu, struct vfio_group *extra)
+{
+	struct iommu_resv_region *region, *next;
+	struct vfio_group *group;
+	struct vfio_resv *resv = NULL;
+	unsigned int nr = 0;
+	LIST_HEAD(regions);
+	int ret = 0;
+
+	lockdep_assert_held(&vfio_lock);
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		ret = iommu_get_group_resv_regions(group->iommu_group,
+						   &regions);
+		if (ret)
+			goto out;
+	}
+	if (extra) {
+		ret = iommu_get_group_resv_regions(extra->iommu_group,
+						   &regions);
+		if (ret)
+			goto out;
+	}
+	list_for_each_entry(region, &regions, list)
+		if (region->type != IOMMU_RESV_DIRECT_RELAXABLE &&
+		    region->length)
+			nr++;
+	if (nr) {
+		resv = kcalloc(nr, sizeof(*resv), GFP_KERNEL_ACCOUNT);
+		if (!resv) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	nr = 0;
+	list_for_each_entry(region, &regions, list) {
+		if (region->type == IOMMU_RESV_DIRECT_RELAXABLE ||
+		    !region->length)
+			continue;
+		resv[nr].start = region->start;
+		resv[nr].last = region->start + region->length - 1;
+		nr++;
+	}
+	ret = vfio_dma_set_resv(iommu, resv, nr);
+out:
+	list_for_each_entry_safe(region, next, &regions, list)
+		kfree(region);
+	return ret;
+}
+
 static int vfio_first_dev(struct device *dev, void *data)
 {
-	*(struct device **)data = dev;
+	/* The group's lock is held: @dev is still a member. */
+	*(struct device **)data = get_device(dev);
 	return 1;
+}
+
+/*
+ * A device of the set for the IOMMU calls that want one, referenced: the
+ * attach below sleeps while deletions are in flight, and a member that is
+ * being deleted is freed once it has left its group.  One bound to us
+ * first, as it cannot be on its way out while vfio.lock is held; else
+ * any member of a group whose devices were all unbound, taken once no
+ * deletion is in flight.
+ */
+static struct device *vfio_iommu_get_dev(struct vfio_iommu *iommu)
+{
+	struct vfio_device *device;
+	struct vfio_group *group;
+	struct device *dev = NULL;
+
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		device = list_first_entry_or_null(&group->device_list,
+						  struct vfio_device,
+						  group_next);
+		if (device)
+			return get_device(device->dev);
+	}
+	/* Not one whose deletion is under way (attach waits anyway). */
+	vfio_iommu_wait_removals();
+	list_for_each_entry(group, &iommu->group_list, iommu_next) {
+		iommu_group_for_each_dev(group->iommu_group, &dev,
+					 vfio_first_dev);
+		if (dev)
+			break;
+	}
+	return dev;
 }
 
 /* Open the set for the current process; the caller checked viability. */
 int vfio_iommu_open(struct vfio_iommu *iommu)
 {
 	struct vfio_group *group, *failed;
-	struct device *dev = NULL;
+	struct device *dev;
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	group = list_first_entry_or_null(&iommu->group_list,
-					 struct vfio_group, iommu_next);
-	if (group)
-		iommu_group_for_each_dev(group->iommu_group, &dev,
-					 vfio_first_dev);
+	dev = vfio_iommu_get_dev(iommu);
 	if (!dev)
 		return -ENODEV;
 
 	iommu->domain = vfio_domain_alloc(dev);
-	if (!iommu->domain)
+	if (!iommu->domain) {
+		put_device(dev);
 		return -ENOMEM;
+	}
+	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
+		      IOMMU_CACHE : 0;
+	put_device(dev);
 
 	list_for_each_entry(group, &iommu->group_list, iommu_next) {
 		ret = vfio_iommu_attach_group(iommu, group);
@@ -159,8 +307,12 @@ int vfio_iommu_open(struct vfio_iommu *iommu)
 		}
 	}
 
-	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
-		      IOMMU_CACHE : 0;
+	ret = vfio_iommu_resv_update(iommu, NULL);
+	if (ret) {
+		failed = NULL;
+		goto err_detach;
+	}
+
 	iommu->mm = current->mm;
 	mmgrab(iommu->mm);
 	return 0;
@@ -184,6 +336,7 @@ void vfio_iommu_close(struct vfio_iommu *iommu)
 	vfio_dma_unmap_all(iommu);
 	list_for_each_entry(group, &iommu->group_list, iommu_next)
 		vfio_iommu_detach_group(iommu, group);
+	vfio_dma_set_resv(iommu, NULL, 0);
 	iommu_domain_free(iommu->domain);
 	iommu->domain = NULL;
 	mmdrop(iommu->mm);

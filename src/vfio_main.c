@@ -150,8 +150,14 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 	group->iommu_group = iommu_group;
 	group->id = iommu_group_id(iommu_group);
 
-	group->minor = idr_alloc(&vfio.minors, group, 0, MINORMASK + 1,
-				 GFP_KERNEL);
+	/*
+	 * Opening a node looks the group up by its minor alone, and a user
+	 * may keep the inode of an old node (an O_PATH fd, a bind mount):
+	 * a minor handed out again would open another group through it.
+	 * Cycle through all 2^20 before any comes back.
+	 */
+	group->minor = idr_alloc_cyclic(&vfio.minors, group, 0,
+					MINORMASK + 1, GFP_KERNEL);
 	if (group->minor < 0) {
 		ret = group->minor;
 		goto err_free;
@@ -462,13 +468,13 @@ void vfio_group_del_dev(struct device *dev, bool hold)
 		iommu_group_put(iommu_group);
 	}
 	if (hold)
-		vfio_iommu_removal_begin();
+		vfio_iommu_removal_begin(dev);
 }
 EXPORT_SYMBOL_GPL(vfio_group_del_dev);
 
 void vfio_group_removed_dev(struct device *dev)
 {
-	vfio_iommu_removal_end();
+	vfio_iommu_removal_end(dev);
 }
 EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
 
@@ -794,6 +800,10 @@ static int vfio_group_merge(struct vfio_group *group, int fd)
 			ret = -EBUSY;
 			goto out;
 		}
+		/* Its reserved IOVAs count before its devices can DMA. */
+		ret = vfio_iommu_resv_update(iommu, new);
+		if (ret)
+			goto out;
 		ret = vfio_iommu_attach_group(iommu, new);
 		if (ret)
 			goto out;
@@ -968,6 +978,12 @@ static int __init vfio_init(void)
 		goto err_class;
 
 	cdev_init(&vfio.cdev, &vfio_group_fops);
+	/*
+	 * An open of a node holds the cdev before the fops: without an
+	 * owner, that window has no module reference and the module (the
+	 * cdev is in it) could go.
+	 */
+	vfio.cdev.owner = THIS_MODULE;
 	ret = cdev_add(&vfio.cdev, vfio.devt, MINORMASK + 1);
 	if (ret)
 		goto err_region;
@@ -986,6 +1002,7 @@ static void __exit vfio_exit(void)
 {
 	/* Bus drivers depend on us and open fds pin the module. */
 	WARN_ON(!list_empty(&vfio.group_list));
+	vfio_iommu_removals_exit();
 	cdev_del(&vfio.cdev);
 	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
 	class_destroy(vfio.class);

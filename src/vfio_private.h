@@ -9,6 +9,8 @@
  *                          domains
  *   vfio_device.open_lock  calls of the bus driver's open and release
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
+ *   vfio_removals_lock     (spinlock, vfio_iommu.c) the device deletions
+ *                          in flight
  *
  * Device fd operations run inside vfio_device.srcu read sections, not
  * under a lock: they copy from user memory, which may fault on an mmap of
@@ -28,6 +30,12 @@
 
 #include "vfio.h"
 
+/* struct vfio_resv - IOVAs [start, last] the groups' IOMMU keeps for itself */
+struct vfio_resv {
+	u64			start;
+	u64			last;
+};
+
 /*
  * struct vfio_iommu - the IOMMU object shared by a (merged) set of groups
  *
@@ -46,6 +54,8 @@ struct vfio_iommu {
 	struct mutex		dma_lock;	/* everything below */
 	struct rb_root_cached	dma_tree;	/* struct vfio_dma by IOVA */
 	unsigned int		dma_count;	/* nodes in dma_tree */
+	struct vfio_resv	*resv;		/* also vfio.lock to replace */
+	unsigned int		nr_resv;	/* entries of @resv */
 };
 
 /* struct vfio_group - one IOMMU group with a device bound to a vfio driver */
@@ -93,8 +103,11 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu,
 void vfio_iommu_detach_group(struct vfio_iommu *iommu,
 			     struct vfio_group *group);
 void vfio_iommu_user_put(struct vfio_iommu *iommu);
-void vfio_iommu_removal_begin(void);
-void vfio_iommu_removal_end(void);
+int vfio_iommu_resv_update(struct vfio_iommu *iommu,
+			   struct vfio_group *extra);
+void vfio_iommu_removal_begin(struct device *dev);
+void vfio_iommu_removal_end(struct device *dev);
+void vfio_iommu_removals_exit(void);
 
 /* vfio_main.c */
 bool vfio_group_viable(struct vfio_group *group);
@@ -107,5 +120,7 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 		 int prot);
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size);
 void vfio_dma_unmap_all(struct vfio_iommu *iommu);
+int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
+		      unsigned int nr);
 
 #endif /* VFIO_DKMS_PRIVATE_H */

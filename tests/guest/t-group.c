@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <termios.h>
 #include <unistd.h>
@@ -358,6 +360,95 @@ static void test_group_fd_closed_first(struct vt *t, void *arg)
 	munmap(page, 4096);
 }
 
+/* The minor number of dev's group node, or -1. */
+static int node_minor(const char *dev)
+{
+	char node[64];
+	struct stat st;
+
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(dev));
+	if (stat(node, &st))
+		return -1;
+	return (int)minor(st.st_rdev);
+}
+
+/*
+ * A node's inode outlives its group (an O_PATH fd here, a bind mount or
+ * a copy made with mknod elsewhere): once the group is gone, opening it
+ * must not reach whichever group got the same minor next.  edu0 and
+ * edu1 both leave vfio, the one whose minor is higher comes back first
+ * and would get the other's minor from a lowest-free allocator.
+ */
+static void test_stale_node(struct vt *t, void *arg)
+{
+	const char *a = EDU0, *b = EDU1;
+	int ma = node_minor(EDU0), mb = node_minor(EDU1), path, fd, err;
+	char node[64], proc[64];
+
+	(void)arg;
+	VT_CHECKF(t, ma >= 0 && mb >= 0, "no group nodes of %s and %s", EDU0,
+		  EDU1);
+	if (mb < ma) {
+		a = EDU1;
+		b = EDU0;
+	}
+	snprintf(node, sizeof(node), "/dev/vfio/pci:%d", vt_group_id(a));
+	path = VT_OK(t, open(node, O_PATH | O_CLOEXEC));
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
+	unbind(t, a);
+	unbind(t, b);
+	bind_to(t, b, "vfio");
+	printf("# %s had minor %d; %s came back with minor %d\n", a,
+	       ma < mb ? ma : mb, b, node_minor(b));
+	errno = 0;
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	bind_to(t, a, "vfio");
+	VT_CHECKF(t, fd < 0, "the old node of %s's group opened: it reached "
+		  "%s's new group", a, b);
+	VT_CHECKF(t, err == ENODEV || err == ENXIO, "open of the old node: "
+		  "%s, want ENODEV or ENXIO", strerror(err));
+	close(path);
+}
+
+static long module_refcnt(struct vt *t)
+{
+	char buf[32];
+
+	VT_CHECKF(t, vt_read_file("/sys/module/vfio/refcnt", buf,
+				  sizeof(buf)) >= 0,
+		  "/sys/module/vfio/refcnt: %s", strerror(errno));
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * An open group fd keeps vfio.ko loaded through its file operations and
+ * through the char device it was opened by: chrdev_open() takes the
+ * cdev first, and only the cdev's owner covers the time until the fops
+ * are taken.  So two references per fd, and the module stays put.
+ */
+static void test_fd_pins_module(struct vt *t, void *arg)
+{
+	long before, open_cnt;
+	int group;
+
+	(void)arg;
+	before = module_refcnt(t);
+	group = open_group(t, EDU0);
+	open_cnt = module_refcnt(t);
+	VT_CHECKF(t, system("rmmod vfio 2>/dev/null") != 0,
+		  "rmmod vfio succeeded with a group fd open");
+	(void)group_flags(t, group);
+	close(group);
+	VT_CHECKF(t, open_cnt == before + 2, "vfio refcnt %ld with a group fd "
+		  "open, %ld without: the cdev holds no module reference",
+		  open_cnt, before);
+	VT_CHECKF(t, module_refcnt(t) == before, "vfio refcnt %ld after the "
+		  "close, was %ld", module_refcnt(t), before);
+}
+
 static void test_unknown_ioctl(struct vt *t, void *arg)
 {
 	struct termios tio;
@@ -643,6 +734,8 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_iommu_fds_shared);
 	VT_RUN_CLOSE(&t, test_group_fd_closed_first);
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
+	VT_RUN_CLOSE(&t, test_stale_node);
+	VT_RUN_CLOSE(&t, test_fd_pins_module);
 	VT_RUN_CLOSE(&t, test_ich9_viability);
 	VT_RUN_CLOSE(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);

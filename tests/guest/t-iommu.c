@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -325,6 +326,64 @@ static void test_map_aperture(struct vt *t, void *arg)
 	teardown(&c);
 }
 
+/*
+ * The window the IOMMU keeps for itself (x86: MSI writes at 0xfee00000,
+ * the group's reserved_regions in sysfs) is no IOVA of ours: a map there
+ * or across its edge is EINVAL with nothing pinned; the pages around it
+ * map.
+ */
+static void test_map_reserved(struct vt *t, void *arg)
+{
+	unsigned long long lo = 0, hi = 0;
+	char path[96], line[128];
+	struct ctx c;
+	FILE *f;
+	int ret;
+
+	(void)arg;
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/iommu_groups/%d/reserved_regions",
+		 vt_group_id(VT_TESTDEV0));
+	f = fopen(path, "r");
+	VT_CHECKF(t, f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " msi") &&
+		    sscanf(line, "%llx %llx", &lo, &hi) == 2)
+			break;
+	fclose(f);
+	if (!hi)
+		vt_skip(t, "no msi window in %s", path);
+	VT_CHECKF(t, lo == 0xfee00000ULL && hi == 0xfeefffffULL,
+		  "msi window 0x%llx-0x%llx, want 0xfee00000-0xfeefffff", lo,
+		  hi);
+
+	setup(t, &c);
+	errno = 0;
+	ret = map(c.iommu, RW, c.buf, lo, PG);
+	VT_CHECKF(t, ret == -1 && errno == EINVAL,
+		  "map at 0x%llx (the msi window): %d/%s, want -1/EINVAL", lo,
+		  ret, strerror(errno));
+	CHECK_PINS(t, &c, 0);
+	errno = 0;
+	ret = map(c.iommu, RW, c.buf, hi + 1 - PG, PG);
+	VT_CHECKF(t, ret == -1 && errno == EINVAL,
+		  "map of the window's last page: %d/%s, want -1/EINVAL", ret,
+		  strerror(errno));
+	errno = 0;
+	ret = map(c.iommu, RW, c.buf, lo - PG, 2 * PG);
+	VT_CHECKF(t, ret == -1 && errno == EINVAL,
+		  "map across the window's start: %d/%s, want -1/EINVAL", ret,
+		  strerror(errno));
+	CHECK_PINS(t, &c, 0);
+	VT_OK(t, map(c.iommu, RW, c.buf, lo - PG, PG));
+	VT_OK(t, map(c.iommu, RW, c.buf + PG, hi + 1, PG));
+	CHECK_PINS(t, &c, 2);
+	VT_OK(t, vt_unmap(c.iommu, lo - PG, PG));
+	VT_OK(t, vt_unmap(c.iommu, hi + 1, PG));
+	CHECK_PINS(t, &c, 0);
+	teardown(&c);
+}
+
 static void test_map_overlap(struct vt *t, void *arg)
 {
 	const uint64_t base = 0x100000;
@@ -551,6 +610,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_map_size_zero);
 	VT_RUN_CLOSE(&t, test_map_wrap);
 	VT_RUN_CLOSE(&t, test_map_aperture);
+	VT_RUN_CLOSE(&t, test_map_reserved);
 	VT_RUN_CLOSE(&t, test_map_overlap);
 	VT_RUN_CLOSE(&t, test_map_unmapped_vaddr);
 	VT_RUN_CLOSE(&t, test_map_readonly);

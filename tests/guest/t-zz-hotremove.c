@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -212,6 +213,90 @@ static void test_close_while_removed(struct vt *t, void *arg)
 	munmap(buf, PG);
 }
 
+struct race {
+	int group;
+	int stop;		/* __atomic */
+	long opened, refused;	/* GET_IOMMU_FD results */
+	int bad_errno;		/* an errno other than ENODEV/EBUSY */
+};
+
+static void *iommu_fd_loop(void *arg)
+{
+	struct race *r = arg;
+	int fd;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		fd = ioctl(r->group, VFIO_GROUP_GET_IOMMU_FD);
+		if (fd >= 0) {
+			__atomic_add_fetch(&r->opened, 1, __ATOMIC_RELAXED);
+			close(fd);
+		} else if (errno == ENODEV || errno == EBUSY) {
+			__atomic_add_fetch(&r->refused, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&r->bad_errno, errno,
+					 __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Opening the IOMMU object takes one of the group's devices for the
+ * domain; with only the group fd open, edu2 is unbound at once and then
+ * deleted, and an open that took it from the IOMMU group sleeps on the
+ * deletion (vfio waits for it before attaching) and must not use it
+ * afterwards: it is freed by then.  Two threads ask for IOMMU fds all
+ * through the removal.  A use after free shows only under KASAN (the
+ * debug kernel stage); here every call must end in an fd, ENODEV or
+ * EBUSY, and nothing may hang.
+ */
+static void test_iommu_fd_during_remove(struct vt *t, void *arg)
+{
+	struct hot *h = arg;
+	char drv_path[PATH_MAX], node[64];
+	struct race r;
+	pthread_t th[2];
+	uint64_t end;
+	int round, i;
+
+	if (!h->name[0] || access(h->path, F_OK) != 0)
+		vt_skip(t, "edu2 is not there");
+	snprintf(drv_path, sizeof(drv_path), "%s/driver", h->path);
+	for (round = 0; round < 3; round++) {
+		memset(&r, 0, sizeof(r));
+		snprintf(node, sizeof(node), "/dev/vfio/pci:%d",
+			 vt_group_id(h->name));
+		VT_CHECKF(t, vt_wait_path(node, 1, 3000) == 0, "%s missing",
+			  node);
+		r.group = VT_OK(t, vt_open_group_of(h->name));
+		for (i = 0; i < 2; i++)
+			VT_CHECKF(t, pthread_create(&th[i], NULL,
+						    iommu_fd_loop, &r) == 0,
+				  "pthread_create failed");
+		vt_host("device_del edu2");
+		end = vt_now_ms() + PCIEHP_DELAY_MS + SLACK_MS;
+		while (access(h->path, F_OK) == 0 && vt_now_ms() < end)
+			usleep(1000);
+		usleep(100000);
+		__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+		for (i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		printf("# round %d: %ld IOMMU fds opened, %ld refused\n",
+		       round, r.opened, r.refused);
+		VT_CHECKF(t, access(h->path, F_OK) != 0,
+			  "round %d: %s not removed", round, h->name);
+		VT_CHECKF(t, !r.bad_errno, "round %d: GET_IOMMU_FD: %s",
+			  round, strerror(r.bad_errno));
+		VT_CHECKF(t, r.refused > 0, "round %d: GET_IOMMU_FD never "
+			  "refused on a group whose device is gone", round);
+		VT_OK(t, close(r.group));
+		VT_CHECKF(t, vt_plug_edu2(h->path, READD_WAIT_MS) == 0 &&
+			  vt_wait_path(drv_path, 1, READD_WAIT_MS) == 0,
+			  "round %d: %s not back with a driver", round,
+			  h->name);
+	}
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-zz-hotremove" };
@@ -223,5 +308,6 @@ int main(void)
 		printf("# restore %s: %s\n", TIMEOUT_PARAM, strerror(errno));
 	VT_RUN_CLOSE_ARG(&t, test_hot_readd, &h);
 	VT_RUN_CLOSE_ARG(&t, test_close_while_removed, &h);
+	VT_RUN_CLOSE_ARG(&t, test_iommu_fd_during_remove, &h);
 	return vt_done(&t);
 }
