@@ -52,14 +52,9 @@ in_chroot() {
 }
 
 pkgs=(kmod linux-image-amd64 linux-headers-amd64)
-if [ ! -f "$dir/.done" ]; then
-	log "making the $dist chroot with mmdebstrap (a few minutes, once)"
-	rm -rf "$dir"
-	mirrors=("deb $uri $suite main")
-	[ -z "$extra" ] || mirrors+=("deb $uri $extra main")
-	# The kernel packages go in after the base, so that a backports
-	# kernel can be asked for by suite.  The VM boots the kernel with an
-	# initramfs of its own: the distribution's is never generated.
+# sid's mirror is rewritten several times a day: a run that meets it
+# half-synced fails at apt-get update, and a second one usually does not.
+mmdebstrap_once() {
 	# shellcheck disable=SC2086,SC2016 # $pin: 0 or 2 words; $1: mmdebstrap's
 	mmdebstrap --variant=buildd --mode=root -q \
 		--aptopt='APT::Install-Recommends "false"' \
@@ -68,7 +63,17 @@ if [ ! -f "$dir/.done" ]; then
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--customize-hook='mkdir -p "$1/etc/initramfs-tools" && echo update_initramfs=no >"$1/etc/initramfs-tools/update-initramfs.conf"' \
 		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold $pin ${pkgs[*]} >&2" \
-		"$suite" "$dir" "${mirrors[@]}" >&2 ||
+		"$suite" "$dir" "${mirrors[@]}" >&2
+}
+if [ ! -f "$dir/.done" ]; then
+	log "making the $dist chroot with mmdebstrap (a few minutes, once)"
+	rm -rf "$dir"
+	mirrors=("deb $uri $suite main")
+	[ -z "$extra" ] || mirrors+=("deb $uri $extra main")
+	# The kernel packages go in after the base, so that a backports
+	# kernel can be asked for by suite.  The VM boots the kernel with an
+	# initramfs of its own: the distribution's is never generated.
+	mmdebstrap_once || { rm -rf "$dir"; sleep 30; mmdebstrap_once; } ||
 		die "mmdebstrap of $dist failed"
 	touch "$dir/.done"
 elif [ -n "$(find "$dir/.done" -mmin +720)" ]; then

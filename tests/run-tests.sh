@@ -23,6 +23,7 @@ stages=(
 	"abi:tests/abi/run.sh"
 	"guest:tests/vm/run-suite.sh"
 	"msix:tests/vm/run-msix.sh"
+	"matrix:tests/matrix/run.sh"
 	"pkg:tests/pkg/run.sh"
 	"vmctl:tests/pkg/vm-vfioctl.sh"
 	"autopkgtest:tests/autopkgtest/run.sh"
