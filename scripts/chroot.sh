@@ -21,10 +21,14 @@ log() { echo "chroot: $*" >&2; }
 
 [ $# -eq 1 ] || die "usage: scripts/chroot.sh trixie|trixie-backports|sid"
 dist=$1
+# sid's Release is valid for a week only; a mirror that is a snapshot
+# (as this project's machines use) serves it past that date.
+aptopts=()
 case $dist in
 trixie) suite=trixie extra='' pin='' ;;
 trixie-backports) suite=trixie extra=trixie-backports pin="-t trixie-backports" ;;
-sid) suite=sid extra='' pin='' ;;
+sid) suite=sid extra='' pin=''
+	aptopts=(--aptopt='Acquire::Check-Valid-Until "false"') ;;
 *) die "unknown distribution $dist" ;;
 esac
 [ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap, chroot)"
@@ -56,7 +60,7 @@ pkgs=(kmod linux-image-amd64 linux-headers-amd64)
 # half-synced fails at apt-get update, and a second one usually does not.
 mmdebstrap_once() {
 	# shellcheck disable=SC2086,SC2016 # $pin: 0 or 2 words; $1: mmdebstrap's
-	mmdebstrap --variant=buildd --mode=root -q \
+	mmdebstrap --variant=buildd --mode=root -q "${aptopts[@]}" \
 		--aptopt='APT::Install-Recommends "false"' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \
 		--dpkgopt='path-exclude=/usr/share/man/*' \
