@@ -2,7 +2,9 @@
 /*
  * t-kill: a process that dies holding maps (SIGKILL, or exit without
  * closing anything) must leave nothing pinned and must release the
- * group's ownership so that the next process can take it.
+ * group's ownership so that the next process can take it.  One killed
+ * in the middle of a pread of a whole BAR must die at once, not after
+ * the last of its many trapped MMIO accesses.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -203,6 +205,79 @@ static void test_sigkill_many(struct vt *t, void *arg)
 		check_released(t, devs[i], start);
 }
 
+#define KILL_BOUND_MS	2000	/* SIGKILL to reaped, whatever the pread */
+
+/* Child: pread the whole of BAR0 through the inherited fd, for ever. */
+static void __attribute__((noreturn)) reader_body(int ready, int fd,
+						  uint64_t off, size_t len)
+{
+	uint8_t *buf = malloc(len);
+	char c = 'r';
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!buf || write(ready, &c, 1) != 1)
+		_exit(10);
+	for (;;)
+		if (pread(fd, buf, len, off) < 0)
+			_exit(11);
+}
+
+/*
+ * edu's BAR0 is 1 MiB, a quarter million 4-byte accesses that each trap
+ * into QEMU.  The kill lands half way through a pread; the device fd
+ * stays open in the parent, so the child's exit does not release the
+ * device and the time measured is that of the pread giving up.
+ */
+static void test_sigkill_in_bar_pread(struct vt *t, void *arg)
+{
+	struct vfio_region_info bar0;
+	uint64_t start, whole, took;
+	struct vt_dev d;
+	int p[2], status;
+	uint8_t *buf;
+	pid_t pid;
+	char c;
+
+	(void)arg;
+	VT_OK(t, vt_open_dev(&d, VT_EDU0));
+	VT_OK(t, vt_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+				&bar0));
+	buf = malloc(bar0.size);
+	VT_CHECKF(t, buf, "malloc(%llu)", (unsigned long long)bar0.size);
+	start = vt_now_ms();
+	VT_CHECKF(t, pread(d.device_fd, buf, bar0.size, bar0.offset) ==
+		  (ssize_t)bar0.size, "pread of BAR0: %s", strerror(errno));
+	whole = vt_now_ms() - start;
+	free(buf);
+
+	VT_OK(t, pipe(p));
+	fflush(stdout);
+	pid = VT_OK(t, fork());
+	if (pid == 0) {
+		close(p[0]);
+		reader_body(p[1], d.device_fd, bar0.offset, bar0.size);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		vt_fail(t, __FILE__, __LINE__, "child never got ready "
+			"(status 0x%x)", status);
+	}
+	usleep((whole * 3 / 2 + 10) * 1000);
+	start = vt_now_ms();
+	VT_OK(t, kill(pid, SIGKILL));
+	VT_OK(t, waitpid(pid, &status, 0));
+	took = vt_now_ms() - start;
+	printf("# whole BAR0 pread %llu ms, SIGKILL to reaped %llu ms\n",
+	       (unsigned long long)whole, (unsigned long long)took);
+	VT_CHECKF(t, WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "child status 0x%x", status);
+	VT_CHECKF(t, took < KILL_BOUND_MS, "the killed reader took %llu ms "
+		  "to die", (unsigned long long)took);
+	close(p[0]);
+	vt_close_dev(&d);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-kill" };
@@ -210,5 +285,6 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_sigkill_unpins);
 	VT_RUN_CLOSE(&t, test_exit_unpins);
 	VT_RUN_CLOSE(&t, test_sigkill_many);
+	VT_RUN_CLOSE(&t, test_sigkill_in_bar_pread);
 	return vt_done(&t);
 }
