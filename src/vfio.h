@@ -22,8 +22,10 @@
  * @release: the last device fd closed, or the device was revoked: quiesce
  *           it (bus master off, IRQs freed, reset, config restored).  No
  *           other op runs at the same time or afterwards until @open.
- * @read:    read(2)/pread(2) on a device fd
- * @write:   write(2)/pwrite(2) on a device fd
+ * @read:    read(2)/pread(2) on a device fd: fill @buf (a kernel buffer)
+ *           with @count bytes at *@ppos and advance *@ppos by what it
+ *           returns, the bytes done (short at the end of a region)
+ * @write:   write(2)/pwrite(2) on a device fd, from the kernel buffer @buf
  * @ioctl:   VFIO_DEVICE_* ioctls
  * @mmap:    check that @vma may map device memory (offset, size, flags)
  *           and set its vm_page_prot; return the page frame of its first
@@ -35,6 +37,13 @@
  * The core serialises @open and @release against everything else and
  * never calls any op after vfio_unregister_device() has returned.
  *
+ * @read and @write never see user memory: the core copies it outside the
+ * time it waits for when revoking.  It passes a request of up to 4 KiB
+ * whole; a longer one comes in several calls of more than 8 bytes each,
+ * cut at 8-byte aligned positions, so the driver can treat each call as
+ * the whole request (an access of exactly 1, 2, 4 or 8 bytes is one the
+ * user made).
+ *
  * No op may sleep on the device lock (device_lock()/pci_dev_lock()): the
  * core revokes a device from inside the bus driver's remove, which holds
  * it, while waiting for ops in flight.  Reset with pci_try_reset_function()
@@ -44,10 +53,10 @@ struct vfio_device_ops {
 	bool	(*match)(struct device *dev, const char *buf);
 	int	(*open)(void *device_data);
 	void	(*release)(void *device_data);
-	ssize_t	(*read)(void *device_data, char __user *buf,
-			size_t count, loff_t *ppos);
-	ssize_t	(*write)(void *device_data, const char __user *buf,
-			 size_t count, loff_t *ppos);
+	ssize_t	(*read)(void *device_data, char *buf, size_t count,
+			loff_t *ppos);
+	ssize_t	(*write)(void *device_data, const char *buf, size_t count,
+			 loff_t *ppos);
 	long	(*ioctl)(void *device_data, unsigned int cmd,
 			 unsigned long arg);
 	int	(*mmap)(void *device_data, struct vm_area_struct *vma,

@@ -22,6 +22,7 @@
 #include <linux/pci.h>
 #include <linux/pseudo_fs.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -522,38 +523,118 @@ static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 	return ret;
 }
 
-static ssize_t vfio_device_fops_read(struct file *filep, char __user *buf,
-				     size_t count, loff_t *ppos)
+/*
+ * read(2) and write(2) reach the bus driver in chunks of at most this
+ * many bytes, through a kernel bounce buffer that is copied to or from
+ * the user outside the SRCU read section.  A revoke waits for read
+ * sections only, so it must never wait for a user page: one backed by
+ * userfaultfd or FUSE may never arrive.  Nor may it wait for a huge
+ * request: between chunks the loop stops on a revoke or a fatal signal.
+ */
+#define VFIO_RW_CHUNK	4096
+
+/*
+ * How much of a request of @left bytes at @pos goes to the bus driver
+ * next.  A request of up to VFIO_RW_CHUNK bytes goes whole.  A longer one
+ * is cut only at 8-byte aligned positions, so no naturally aligned access
+ * of up to 8 bytes straddles a cut, and into chunks of more than 8 bytes,
+ * so none looks like a single 1, 2, 4 or 8 byte access the user did not
+ * make.  The bus driver then does the accesses it would do for the whole.
+ */
+static size_t vfio_device_rw_chunk(loff_t pos, size_t left)
 {
-	struct vfio_device *device = filep->private_data;
+	size_t n;
+
+	if (left <= VFIO_RW_CHUNK)
+		return left;
+	n = VFIO_RW_CHUNK - ((pos + VFIO_RW_CHUNK) & 7);
+	if (left - n <= 8)
+		n -= 8;
+	return n;
+}
+
+/* One chunk through the bus driver, unless the device was revoked. */
+static ssize_t vfio_device_rw_one(struct vfio_device *device, char *kbuf,
+				  size_t n, loff_t *pos, bool write)
+{
 	ssize_t ret = -ENODEV;
 	int idx;
 
 	idx = srcu_read_lock(&device->srcu);
 	if (!READ_ONCE(device->revoked))
-		ret = device->ops->read ?
-		      device->ops->read(device->device_data, buf, count, ppos) :
-		      -EINVAL;
+		ret = write ? device->ops->write(device->device_data, kbuf, n,
+						 pos) :
+			      device->ops->read(device->device_data, kbuf, n,
+						pos);
 	srcu_read_unlock(&device->srcu, idx);
 	return ret;
+}
+
+/*
+ * Like one call of the bus driver, also in what it returns: the bytes
+ * done when any were, else the error.  A write chunk whose user buffer
+ * faults is not written at all; a read chunk counts up to the fault.
+ */
+static ssize_t vfio_device_rw(struct vfio_device *device, char __user *ubuf,
+			      size_t count, loff_t *ppos, bool write)
+{
+	size_t done = 0;
+	ssize_t ret;
+	char *kbuf;
+
+	if (write ? !device->ops->write : !device->ops->read)
+		return READ_ONCE(device->revoked) ? -ENODEV : -EINVAL;
+
+	kbuf = kmalloc(min_t(size_t, count, VFIO_RW_CHUNK), GFP_KERNEL);
+	if (!kbuf)
+		return -ENOMEM;
+	/* Once also for count 0: the bus driver still checks the offset. */
+	do {
+		size_t n = vfio_device_rw_chunk(*ppos, count - done);
+		loff_t pos = *ppos;
+		size_t left = 0;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (write && copy_from_user(kbuf, ubuf + done, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = vfio_device_rw_one(device, kbuf, n, &pos, write);
+		if (ret <= 0)
+			break;
+		if (!write)
+			left = copy_to_user(ubuf + done, kbuf, ret);
+		done += ret - left;
+		*ppos += ret - left;
+		if (left) {
+			ret = -EFAULT;
+			break;
+		}
+		/* Cut short at the end of a region. */
+		if ((size_t)ret < n)
+			break;
+		cond_resched();
+	} while (done < count);
+	kfree(kbuf);
+	return done ? done : ret;
+}
+
+static ssize_t vfio_device_fops_read(struct file *filep, char __user *buf,
+				     size_t count, loff_t *ppos)
+{
+	return vfio_device_rw(filep->private_data, buf, count, ppos, false);
 }
 
 static ssize_t vfio_device_fops_write(struct file *filep,
 				      const char __user *buf,
 				      size_t count, loff_t *ppos)
 {
-	struct vfio_device *device = filep->private_data;
-	ssize_t ret = -ENODEV;
-	int idx;
-
-	idx = srcu_read_lock(&device->srcu);
-	if (!READ_ONCE(device->revoked))
-		ret = device->ops->write ?
-		      device->ops->write(device->device_data, buf, count,
-					 ppos) :
-		      -EINVAL;
-	srcu_read_unlock(&device->srcu, idx);
-	return ret;
+	/* Only copied from, when writing. */
+	return vfio_device_rw(filep->private_data, (char __user *)buf, count,
+			      ppos, true);
 }
 
 /*

@@ -15,7 +15,9 @@
  * Device fd operations run inside vfio_device.srcu read sections, not
  * under a lock: they copy from user memory, which may fault on an mmap of
  * the device itself, with mmap_lock held.  Revoking sets @revoked, waits
- * for the read sections to end, then zaps the mappings.
+ * for the read sections to end, then zaps the mappings.  read/write copy
+ * user memory outside the sections, in bounded chunks, so that a user
+ * page that never arrives cannot hold a revoke up.
  */
 #ifndef VFIO_DKMS_PRIVATE_H
 #define VFIO_DKMS_PRIVATE_H

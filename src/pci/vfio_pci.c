@@ -175,7 +175,7 @@ out:
 	mutex_unlock(&vdev->lock);
 }
 
-static ssize_t vfio_pci_rw(struct vfio_pci_device *vdev, char __user *buf,
+static ssize_t vfio_pci_rw(struct vfio_pci_device *vdev, char *buf,
 			   size_t count, loff_t *ppos, bool write)
 {
 	unsigned int index = VFIO_PCI_INDEX(*ppos);
@@ -209,17 +209,17 @@ static ssize_t vfio_pci_rw(struct vfio_pci_device *vdev, char __user *buf,
 	return ret;
 }
 
-static ssize_t vfio_pci_read(void *device_data, char __user *buf,
-			     size_t count, loff_t *ppos)
+static ssize_t vfio_pci_read(void *device_data, char *buf, size_t count,
+			     loff_t *ppos)
 {
 	return vfio_pci_rw(device_data, buf, count, ppos, false);
 }
 
-static ssize_t vfio_pci_write(void *device_data, const char __user *buf,
+static ssize_t vfio_pci_write(void *device_data, const char *buf,
 			      size_t count, loff_t *ppos)
 {
-	/* The shared path only copies from buf when writing. */
-	return vfio_pci_rw(device_data, (char __user *)buf, count, ppos, true);
+	/* The shared path only reads buf when writing. */
+	return vfio_pci_rw(device_data, (char *)buf, count, ppos, true);
 }
 
 static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma,

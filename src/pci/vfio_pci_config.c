@@ -24,7 +24,6 @@
  * Callers hold vdev->lock.
  */
 #include <linux/pci.h>
-#include <linux/uaccess.h>
 
 #include "vfio_pci_private.h"
 
@@ -205,7 +204,7 @@ static void vfio_pci_write_dword(struct vfio_pci_device *vdev, u32 where,
  * read/write on region 7.  Any length at any offset works: the access is
  * done one dword (or the part of it the user asked for) at a time.
  */
-ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char *buf,
 			   size_t count, loff_t pos, bool write)
 {
 	struct pci_dev *pdev = vdev->pdev;
@@ -228,10 +227,7 @@ ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char __user *buf,
 		u32 val;
 
 		if (write) {
-			if (copy_from_user((u8 *)&le + shift, buf + done, n)) {
-				ret = -EFAULT;
-				break;
-			}
+			memcpy((u8 *)&le + shift, buf + done, n);
 			vfio_pci_write_dword(vdev, where, le32_to_cpu(le),
 					     bytes);
 		} else {
@@ -239,10 +235,7 @@ ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char __user *buf,
 			if (ret)
 				break;
 			le = cpu_to_le32(val);
-			if (copy_to_user(buf + done, (u8 *)&le + shift, n)) {
-				ret = -EFAULT;
-				break;
-			}
+			memcpy(buf + done, (u8 *)&le + shift, n);
 		}
 		done += n;
 	}

@@ -113,13 +113,13 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 
 /* vfio_pci_config.c */
 void vfio_pci_config_init(struct vfio_pci_device *vdev);
-ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char *buf,
 			   size_t count, loff_t pos, bool write);
 
 /* vfio_pci_rdwr.c */
-ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 			size_t count, loff_t pos, bool write);
-ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos);
 
 /* vfio_pci_intrs.c */

@@ -17,9 +17,6 @@
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/pci.h>
-#include <linux/sched.h>
-#include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "vfio_pci_private.h"
 
@@ -42,7 +39,7 @@ union vfio_pci_io_val {
 	__le64 q;
 };
 
-static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
+static void vfio_pci_io_read(void __iomem *addr, size_t n, char *buf)
 {
 	union vfio_pci_io_val v;
 
@@ -60,16 +57,14 @@ static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
 		v.b = ioread8(addr);
 		break;
 	}
-	return copy_to_user(buf, &v, n) ? -EFAULT : 0;
+	memcpy(buf, &v, n);
 }
 
-static int vfio_pci_io_write(void __iomem *addr, size_t n,
-			     const char __user *buf)
+static void vfio_pci_io_write(void __iomem *addr, size_t n, const char *buf)
 {
 	union vfio_pci_io_val v;
 
-	if (copy_from_user(&v, buf, n))
-		return -EFAULT;
+	memcpy(&v, buf, n);
 	switch (n) {
 	case 8:
 		writeq(le64_to_cpu(v.q), addr);
@@ -84,10 +79,9 @@ static int vfio_pci_io_write(void __iomem *addr, size_t n,
 		iowrite8(v.b, addr);
 		break;
 	}
-	return 0;
 }
 
-ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 			size_t count, loff_t pos, bool write)
 {
 	struct pci_dev *pdev = vdev->pdev;
@@ -96,7 +90,6 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
 	u64 size = pci_resource_len(pdev, bar);
 	void __iomem *base = vdev->barmap[bar];
 	size_t max = 4, done = 0;
-	int ret = 0;
 
 	if (!base || off >= size)
 		return -EINVAL;
@@ -109,19 +102,12 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
 		size_t n = vfio_pci_access_size(off + done, count - done, max);
 
 		if (write)
-			ret = vfio_pci_io_write(base + off + done, n,
-						buf + done);
+			vfio_pci_io_write(base + off + done, n, buf + done);
 		else
-			ret = vfio_pci_io_read(base + off + done, n,
-					       buf + done);
-		if (ret)
-			break;
+			vfio_pci_io_read(base + off + done, n, buf + done);
 		done += n;
-		/* A whole BAR is a lot of trapped accesses. */
-		if (!(done & (SZ_64K - 1)))
-			cond_resched();
 	}
-	return done ? done : ret;
+	return done;
 }
 
 /*
@@ -129,16 +115,14 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
  * on (the ROM may share a decoder with a BAR) and pci_unmap_rom() turns it
  * off again.  The caller holds vdev->lock, as this changes config space.
  */
-ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
+ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	u64 off = pos & VFIO_PCI_OFFSET_MASK;
 	u64 size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
 	void __iomem *rom;
-	size_t done = 0, romsize;
-	void *bounce;
-	int ret = 0;
+	size_t romsize;
 
 	lockdep_assert_held(&vdev->lock);
 
@@ -146,27 +130,11 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
 		return -EINVAL;
 	count = min_t(u64, count, size - off);
 
-	bounce = kmalloc(min_t(size_t, count, PAGE_SIZE), GFP_KERNEL);
-	if (!bounce)
-		return -ENOMEM;
 	rom = pci_map_rom(pdev, &romsize);
-	if (!rom) {
-		ret = -EIO;
-		goto out;
-	}
+	if (!rom)
+		return -EIO;
 	/* pci_map_rom() maps the whole BAR; romsize is just the image. */
-	while (done < count) {
-		size_t n = min_t(size_t, count - done, PAGE_SIZE);
-
-		memcpy_fromio(bounce, rom + off + done, n);
-		if (copy_to_user(buf + done, bounce, n)) {
-			ret = -EFAULT;
-			break;
-		}
-		done += n;
-	}
+	memcpy_fromio(buf, rom + off, count);
 	pci_unmap_rom(pdev, rom);
-out:
-	kfree(bounce);
-	return done ? done : ret;
+	return count;
 }

@@ -5,16 +5,22 @@
  * waits release_timeout_ms for the user to close; a user who does gets
  * the unbind done at once, one who does not is revoked (ioctls and
  * read/write -ENODEV, the mmap SIGBUS).  Either way the unbind finishes
- * in bounded time: the seed's unbind could block forever.  edu1 is put
- * back on vfio after each case.
+ * in bounded time: the seed's unbind could block forever.  That holds
+ * also for a user whose threads sit in pread/pwrite on a buffer whose
+ * pages never arrive (userfaultfd): the revoke must not wait for them.
+ * edu1 is put back on vfio after each case.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uapi/vfio.h"
@@ -251,11 +257,178 @@ static void test_unbind_user_holds(struct vt *t, void *arg)
 	with_held_edu1(t, user_holds);
 }
 
+/* One pread or pwrite of the device fd, in a thread of its own. */
+struct stuck_io {
+	pthread_t thread;
+	int fd, write;
+	void *buf;
+	size_t len;
+	uint64_t off;
+	ssize_t ret;
+	int err;
+};
+
+static void *stuck_io_thread(void *arg)
+{
+	struct stuck_io *io = arg;
+
+	if (io->write)
+		io->ret = pwrite(io->fd, io->buf, io->len, io->off);
+	else
+		io->ret = pread(io->fd, io->buf, io->len, io->off);
+	io->err = errno;
+	return NULL;
+}
+
+/* pthread_timedjoin_np() with a bound in ms from now: 0 when joined. */
+static int join_within(pthread_t thread, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return pthread_timedjoin_np(thread, NULL, &ts);
+}
+
+/* Read page-fault messages from uffd until want arrived or ms passed. */
+static int wait_faults(int uffd, int want, int ms)
+{
+	uint64_t end = vt_now_ms() + ms;
+	struct uffd_msg msg;
+	int got = 0;
+
+	while (got < want && vt_now_ms() < end) {
+		struct pollfd p = { .fd = uffd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		while (read(uffd, &msg, sizeof(msg)) == sizeof(msg))
+			if (msg.event == UFFD_EVENT_PAGEFAULT)
+				got++;
+	}
+	return got;
+}
+
+#define PG		4096UL
+#define STUCK_IOS	3
+
+/*
+ * Three threads block in the user copy of a pread or pwrite: config
+ * space read into a missing page, two pages of BAR0 read starting in a
+ * missing page, and a config write from a missing page.  Nobody serves
+ * the faults.  The unbind must still revoke after release_timeout_ms.
+ * Once the userfaultfd is closed the copies complete: the config write
+ * must not reach the device (-ENODEV), the BAR0 read must stop after the
+ * chunk it was copying (short count or error), the config read returns.
+ * Checked only after every thread is joined, so that a failure leaves
+ * nothing of ours running.
+ */
+static void user_stuck(struct vt *t, struct vt_held *h,
+		       struct saved_timeout *s)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct vfio_region_info bar0, cfg;
+	/* Static: a failed check must not leave threads on a dead stack. */
+	static struct unbinder u;
+	static struct stuck_io io[STUCK_IOS];
+	int uffd, faults, unbound, created, i, ended = 1;
+	uint64_t start, waited;
+	uint32_t id;
+	uint8_t *area;
+
+	(void)s;
+	u = (struct unbinder){ .dev = VT_EDU1 };
+	VT_OK(t, vt_region_info(h->d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+				&bar0));
+	VT_OK(t, vt_region_info(h->d.device_fd, VFIO_PCI_CONFIG_REGION_INDEX,
+				&cfg));
+	VT_CHECKF(t, bar0.size >= 2 * PG, "BAR0 is %llu bytes",
+		  (unsigned long long)bar0.size);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		vt_skip(t, "userfaultfd: %s", strerror(errno));
+	VT_OK(t, ioctl(uffd, UFFDIO_API, &api));
+	area = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VT_CHECKF(t, area != MAP_FAILED, "mmap: %s", strerror(errno));
+	reg.range.start = (uintptr_t)area;
+	reg.range.len = 4 * PG;
+	VT_OK(t, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	io[0] = (struct stuck_io){ .fd = h->d.device_fd, .buf = area,
+				   .len = 256, .off = cfg.offset };
+	io[1] = (struct stuck_io){ .fd = h->d.device_fd, .buf = area + PG,
+				   .len = 2 * PG, .off = bar0.offset };
+	/* Interrupt line: a virtual byte, harmless if it got through. */
+	io[2] = (struct stuck_io){ .fd = h->d.device_fd, .write = 1,
+				   .buf = area + 3 * PG, .len = 1,
+				   .off = cfg.offset + 0x3c };
+	for (i = 0; i < STUCK_IOS; i++)
+		VT_CHECKF(t, pthread_create(&io[i].thread, NULL,
+					    stuck_io_thread, &io[i]) == 0,
+			  "pthread_create failed");
+	/* From here on nothing may end the case before the joins. */
+	faults = wait_faults(uffd, STUCK_IOS, 5000);
+
+	start = vt_now_ms();
+	created = pthread_create(&u.thread, NULL, unbind_thread, &u) == 0;
+	unbound = created &&
+		  join_within(u.thread, TEST_TIMEOUT_MS + SLACK_MS) == 0;
+	waited = vt_now_ms() - start;
+	printf("# unbind with %d threads stuck in user copies: %s after %llu "
+	       "ms (timeout %d ms)\n", faults, unbound ? "done" : "still blocked",
+	       (unsigned long long)waited, TEST_TIMEOUT_MS);
+
+	/* Let the copies finish: the faults are then served with zeroes. */
+	close(uffd);
+	for (i = 0; i < STUCK_IOS; i++)
+		if (join_within(io[i].thread, 10000))
+			ended = 0;
+	if (created && !unbound && join_within(u.thread, 10000))
+		ended = 0;
+	VT_CHECKF(t, ended, "a thread still blocked 10 s after the "
+		  "userfaultfd was closed");
+
+	VT_CHECKF(t, created, "pthread_create failed");
+	VT_CHECKF(t, unbound, "unbind still blocked after %llu ms (timeout "
+		  "%d ms) by threads stuck in user copies",
+		  (unsigned long long)waited, TEST_TIMEOUT_MS);
+	VT_CHECKF(t, faults == STUCK_IOS, "%d of %d threads faulted on the "
+		  "userfaultfd pages", faults, STUCK_IOS);
+	VT_CHECKF(t, u.ret == 0, "unbind: %s", strerror(u.err));
+	printf("# config read %zd/%s, BAR0 read %zd/%s, config write %zd/%s\n",
+	       io[0].ret, strerror(io[0].err), io[1].ret, strerror(io[1].err),
+	       io[2].ret, strerror(io[2].err));
+	VT_CHECKF(t, io[2].ret == -1 && io[2].err == ENODEV,
+		  "config write from a page that came after the revoke: %zd/%s, "
+		  "want -1/ENODEV", io[2].ret, strerror(io[2].err));
+	VT_CHECKF(t, io[1].ret < (ssize_t)(2 * PG),
+		  "BAR0 read went on after the revoke: %zd of %lu bytes",
+		  io[1].ret, 2 * PG);
+	VT_CHECKF(t, io[0].ret == 256 || io[0].ret == -1,
+		  "config read: %zd/%s", io[0].ret, strerror(io[0].err));
+	VT_ERRNO(t, pread(h->d.device_fd, &id, 4, bar0.offset), ENODEV);
+	munmap(area, 4 * PG);
+}
+
+static void test_unbind_user_stuck(struct vt *t, void *arg)
+{
+	(void)arg;
+	with_held_edu1(t, user_stuck);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-hotremove-unbind" };
 
 	VT_RUN_CLOSE(&t, test_unbind_user_closes);
 	VT_RUN_CLOSE(&t, test_unbind_user_holds);
+	VT_RUN_CLOSE(&t, test_unbind_user_stuck);
 	return vt_done(&t);
 }
