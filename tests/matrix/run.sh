@@ -40,7 +40,12 @@ build() {
 	rm -rf "$work"
 	mkdir -p "$work"
 	cp -a src/. "$work/"
-	chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	# objtool (7.x) reads /proc: mount one in a private namespace, so
+	# that nothing stays mounted when the build ends however it ends.
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	unshare --mount --propagation private -- sh -c \
+		'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
+		sh "$CHROOT" "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		make -C "$KTREE" M=/tmp/vfio-build -j2 W=1 modules \
 		>"$B/$dist-build.log" 2>&1 || rc=$?
 	if [ "$rc" -ne 0 ] || grep -Ev "$noise" "$B/$dist-build.log" | grep -q .; then
