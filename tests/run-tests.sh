@@ -16,10 +16,10 @@ results=$BUILD_DIR/results.txt
 
 # The stages, in order: name and command.
 stages=(
-	"setup:tests/setup.sh"
+	"setup:scripts/setup.sh"
 	"unit:tests/unit/run.sh"
 	"host:tests/host/run.sh"
-	"kbuild:tests/kbuild.sh"
+	"kbuild:tests/kbuild/run.sh"
 	"abi:tests/abi/run.sh"
 	"guest:tests/vm/run-suite.sh"
 	"msix:tests/vm/run-msix.sh"

@@ -69,7 +69,7 @@ apt_get() {
 }
 
 # Toolchain, headers, QEMU and the guest kernel; prints the VFIO_* vars.
-eval "$("$top/tests/setup.sh")"
+eval "$("$top/scripts/setup.sh")"
 if ! command -v gnuplot >/dev/null 2>&1; then
 	log "installing gnuplot-nox"
 	apt_get install -y --no-install-recommends gnuplot-nox >&2 ||

@@ -15,7 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top"
 real=$(command -v qemu-system-x86_64) || {
-	echo "not ok - intremap/qemu: qemu-system-x86_64 not installed (tests/setup.sh installs it)"
+	echo "not ok - intremap/qemu: qemu-system-x86_64 not installed (scripts/setup.sh installs it)"
 	exit 1
 }
 wrap=$(mktemp -d /tmp/vfio-intremap.XXXXXX)

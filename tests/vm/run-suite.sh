@@ -92,7 +92,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-eval "$("$top/tests/setup.sh")"
+eval "$("$top/scripts/setup.sh")"
 
 kernel=${kernel:-$VFIO_GUEST_KERNEL}
 if [ -z "$kver" ]; then
