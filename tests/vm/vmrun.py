@@ -6,6 +6,7 @@ The QEMU command comes from a machine profile of tests/vm/machines.toml
 (--machine), the guest kernel and initramfs, extra kernel arguments and
 ad hoc QEMU arguments; --print-args prints it, one argument per line,
 and boots nothing.
+
 ttyS0 (QEMU's stdout) carries the kernel console, ttyS1 (a unix socket)
 carries /init's and the test programs' output (see tests/vm/init.sh).
 This script:
