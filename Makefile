@@ -9,7 +9,7 @@ SHELL := /bin/bash
 all: modules tools
 
 modules:
-	tests/build-modules.sh
+	scripts/build-modules.sh
 
 tools:
 	$(MAKE) -C tools

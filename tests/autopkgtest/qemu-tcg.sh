@@ -4,14 +4,12 @@
 # --qemu-command for autopkgtest-virt-qemu.  It passes the command line
 # autopkgtest built through, except what assumes KVM (autopkgtest adds
 # -enable-kvm and a KVM CPU model whenever /dev/kvm exists, and KVM does
-# not work on these machines), and adds the machine the tests need:
-#   TCG, q35 with an Intel IOMMU doing interrupt remapping (which needs
-#   the split irqchip), two edu devices (1234:11e8) for the vfio tests,
-#   a pci-serial (1b36:0002, driver "serial") that devices.conf binds by
-#   vendor:device and that must come back to its driver on removal, and
-#   an e1000 (driver "e1000") that is never configured and must stay put.
-# The devices sit at fixed slots so the guest addresses are stable:
-#   00:10.0 edu   00:11.0 edu   00:12.0 pci-serial   00:13.0 e1000
+# not work on these machines), and puts the machine the tests need in
+# front: the autopkgtest profile of tests/vm/machines.toml (TCG, q35
+# with an Intel IOMMU doing interrupt remapping, edu devices, a
+# pci-serial and an e1000 at fixed slots), read through
+# `tests/vm/vmrun.py --print-args`.  Its devices come before
+# autopkgtest's, so that QEMU gives autopkgtest's disks other slots.
 #
 # The image has no boot loader: the kernel and initramfs come from the
 # image directory that build-image.sh printed, given in
@@ -46,29 +44,19 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# console=ttyS0 makes systemd start the getty whose "login:" tells
-# autopkgtest the boot is done; ttyS1 carries its root shell.
-append="root=/dev/vda rw rootfstype=ext4 console=ttyS0,115200 quiet"
-append+=" intel_iommu=on net.ifnames=0 panic=-1 systemd.show_status=0"
-# The emulated CPUs run at the mercy of the host's load: the soft lockup
-# detector then reports the host being busy, not a guest problem (the
-# tests still fail on a hung task, an oops or a warning).
-append+=" nosoftlockup"
+# The machine's own kernel arguments (console, IOMMU) come from the
+# profile; these are the image's.  The emulated CPUs run at the mercy of
+# the host's load: the soft lockup detector then reports the host being
+# busy, not a guest problem (the tests still fail on a hung task, an
+# oops or a warning).
+append="root=/dev/vda rw rootfstype=ext4 quiet net.ifnames=0"
+append+=" systemd.show_status=0 nosoftlockup"
 
-# shellcheck disable=SC2054 # the commas are QEMU's option syntax
-cmd=(qemu-system-x86_64
-	-accel tcg,thread=multi
-	-machine q35,kernel-irqchip=split
-	-cpu max
-	-device intel-iommu,intremap=on,caching-mode=on
-	-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" -append "$append"
-	"${args[@]}"
-	-device edu,addr=10.0
-	-device edu,addr=11.0
-	-device pci-serial,addr=12.0
-	-device e1000,addr=13.0,netdev=unused0,romfile=
-	-netdev user,id=unused0,restrict=on
-)
+here=$(cd "$(dirname "$0")" && pwd)
+machine=$(python3 "$here/../vm/vmrun.py" --print-args --machine autopkgtest \
+	--kernel "$dir/vmlinuz" --initrd "$dir/initrd.img" --append "$append")
+mapfile -t cmd <<<"$machine"
+cmd+=("${args[@]}")
 if [ -n "${VFIO_QEMU_LOG:-}" ]; then
 	printf '%q ' "${cmd[@]}" >>"$VFIO_QEMU_LOG"
 	echo >>"$VFIO_QEMU_LOG"

@@ -69,7 +69,7 @@ apt_get() {
 }
 
 # Toolchain, headers, QEMU and the guest kernel; prints the VFIO_* vars.
-eval "$("$top/tests/setup.sh")"
+eval "$("$top/scripts/setup.sh")"
 if ! command -v gnuplot >/dev/null 2>&1; then
 	log "installing gnuplot-nox"
 	apt_get install -y --no-install-recommends gnuplot-nox >&2 ||
@@ -98,7 +98,7 @@ gcc -static -o "$out/vfio-bench" "$out/bench.o" "$out/be_ours.o" \
 
 # ---- one VM boot, both backends ----------------------------------------
 # 1 GiB of 2 MiB pages for row 2 plus slack; row 1's 1 GiB of anonymous
-# memory and row 3's 400 MiB come on top, hence -m 4G (the last -m wins).
+# memory and row 3's 400 MiB come on top: the bench machine has 4 GiB.
 hugepages=540
 args=(--rounds "$rounds" --reps "$reps")
 if [ "$quick" = 1 ]; then
@@ -113,8 +113,8 @@ fi
 
 log "booting the VM (TCG): in-kernel VFIO, then ours; this takes minutes"
 set +e
-"$top/tests/vm/run-suite.sh" --no-bind --hugepages "$hugepages" \
-	--qemu-args "-m 4G" \
+"$top/tests/vm/run-suite.sh" --machine bench --no-bind \
+	--hugepages "$hugepages" \
 	--add "$out/vfio-bench" --add tests/bench/guest.sh \
 	--timeout 2400 --total-timeout 3000 \
 	--run "sh /opt/guest.sh ${args[*]}" 2>&1 | tee "$out/vm-output.txt"

@@ -33,13 +33,13 @@ say "ok - debug/build-kernel: $VFIO_DEBUG_KVER (built in ${VFIO_DEBUG_BUILD_SECO
 t1=$(date +%s)
 
 # The guest's own results keep their names under a debug: prefix, so
-# that they do not read as the normal guest stage's lines.  The e1000e
-# gives t-device-msix its MSI-X table here too (tests/vm/run-msix.sh).
+# that they do not read as the normal guest stage's lines.  The debug
+# machine has the msix machine's e1000e, for t-device-msix.
 rc=0
 tests/vm/run-suite.sh --kernel "$VFIO_DEBUG_KERNEL" \
 	--kver "$VFIO_DEBUG_KVER" --kdir "$VFIO_DEBUG_KDIR" \
 	--modules "$VFIO_DEBUG_MODULES" \
-	--qemu-args "-device e1000e,addr=06.0" \
+	--machine debug \
 	--add tests/debug/guest-run.sh --run "sh /opt/guest-run.sh" \
 	--timeout 900 --total-timeout 3000 "$@" 2>"$out/run-suite.err" |
 	sed -u -E 's/^(ok|not ok|skip) - /\1 - debug:/' |

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The kernel matrix beyond the host's own Debian 12 (which kbuild and
-# guest cover): for each distribution, build src/ with W=1 in that
+# The kernel matrix beyond the host's own Debian 12 (which the kbuild and
+# vm stages cover): for each distribution, build src/ with W=1 in that
 # distribution's chroot, with its own compiler, against its newest
 # kernel's headers, and where the matrix says so boot that kernel in the
 # test VM with the modules just built and run the guest suite.

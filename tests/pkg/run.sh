@@ -308,7 +308,7 @@ modprobe_conf() {
 	if [ ${#missing[@]} -gt 0 ]; then
 		nok modprobe-conf "not refused: ${missing[*]}"
 	elif [ "$n" -eq 0 ]; then
-		skip modprobe-conf "no distribution kernel modules cached (tests/setup.sh)"
+		skip modprobe-conf "no distribution kernel modules cached (scripts/setup.sh)"
 	else
 		ok modprobe-conf
 	fi

@@ -15,7 +15,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 # Only what the demo needs; the test tools come with make check.
 export VFIO_SETUP_PROFILE=demo
-eval "$(tests/setup.sh)"
+eval "$(scripts/setup.sh)"
 
 out=build/demo
 mkdir -p "$out"

@@ -15,7 +15,9 @@ usage: tests/vm/run-suite.sh [options]
                       (extended regex, e.g. 't-dma|t-irq')
   --programs "F..."   guest program sources instead of tests/guest/t-*.c
                       (and the seed-header programs of tests/abi/)
-  --qemu-args "..."   extra QEMU arguments (word split)
+  --machine NAME      QEMU machine profile of tests/vm/machines.toml
+                      (default std)
+  --qemu-args "..."   extra QEMU arguments (shell words)
   --kernel PATH       guest kernel image (default: $VFIO_GUEST_KERNEL)
   --kver KVER         its release (default: read from the image)
   --kdir DIR          kernel build tree for our modules
@@ -45,6 +47,7 @@ EOF
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 only=
+machine=std
 programs=
 programs_set=0
 qemu_extra=
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--only) only=$2; shift ;;
 	--programs) programs=$2; programs_set=1; shift ;;
+	--machine) machine=$2; shift ;;
 	--qemu-args) qemu_extra=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
 	--kver) kver=$2; shift ;;
@@ -92,7 +96,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-eval "$("$top/tests/setup.sh")"
+# A wrong machine name fails now, not after the build.
+python3 "$top/tests/vm/vmrun.py" --print-args --machine "$machine" \
+	--qemu-args="$qemu_extra" >/dev/null || exit 2
+
+eval "$("$top/scripts/setup.sh")"
 
 kernel=${kernel:-$VFIO_GUEST_KERNEL}
 if [ -z "$kver" ]; then
@@ -305,24 +313,11 @@ touch "$root/etc/shadow"
 log "initramfs $(du -h "$B/initrd.gz" | cut -f1), $(find "$root/tests" -type f | wc -l) guest programs"
 
 # ---- boot --------------------------------------------------------------
-# shellcheck disable=SC2054  # commas belong to QEMU's option syntax
-qemu=(qemu-system-x86_64 -accel tcg -machine q35,kernel-irqchip=split
-	-m 1G -smp 2 -cpu max -nographic -no-reboot -net none
-	-device intel-iommu,intremap=on,caching-mode=on
-	-device edu,id=edu0,addr=02.0
-	-device edu,id=edu1,addr=03.0
-	-device pci-testdev,id=testdev0,addr=04.0
-	-device pcie-root-port,id=rp0,chassis=1,slot=1,addr=05.0
-	-device edu,id=edu2,bus=rp0
-	-kernel "$kernel" -initrd "$B/initrd.gz"
-	-append "console=ttyS0 intel_iommu=on panic=-1 hugepages=$hugepages")
-if [ -n "$qemu_extra" ]; then
-	read -r -a extra <<<"$qemu_extra"
-	qemu+=("${extra[@]}")
-fi
-log "booting $kver (TCG)"
-python3 tests/vm/vmrun.py --workdir "$B" --log "$B/console.log" \
+log "booting $kver on machine $machine (TCG)"
+python3 tests/vm/vmrun.py --machine "$machine" --qemu-args="$qemu_extra" \
+	--kernel "$kernel" --initrd "$B/initrd.gz" \
+	--append "hugepages=$hugepages" \
+	--workdir "$B" --log "$B/console.log" \
 	--mode "$mode" --total-timeout "$total_timeout" \
 	--prog-timeout "$((prog_timeout + 60))" \
-	--idle-timeout "$((prog_timeout + 60))" $verbose "${notes[@]}" \
-	-- "${qemu[@]}"
+	--idle-timeout "$((prog_timeout + 60))" $verbose "${notes[@]}"

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Boot the test VM, watch its two serial lines, judge the run.
 
+The QEMU command comes from a machine profile of tests/vm/machines.toml
+(--machine), the guest kernel and initramfs, extra kernel arguments and
+ad hoc QEMU arguments; --print-args prints it, one argument per line,
+and boots nothing.
+
 ttyS0 (QEMU's stdout) carries the kernel console, ttyS1 (a unix socket)
 carries /init's and the test programs' output (see tests/vm/init.sh).
 This script:
@@ -22,10 +27,12 @@ import argparse
 import os
 import re
 import selectors
+import shlex
 import socket
 import subprocess
 import sys
 import time
+import tomllib
 
 KERNEL_PROBLEMS = re.compile(
     r"WARNING:|BUG:|Oops|general protection|soft lockup|hard LOCKUP|"
@@ -68,6 +75,56 @@ class Monitor:
                           if l and l != "(qemu)" and cmd not in l)
 
 
+MACHINES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "machines.toml")
+# Profile keys that replace the base's value, with their QEMU option.
+SCALARS = {"accel": "-accel", "machine": "-machine", "cpu": "-cpu",
+           "memory": "-m", "smp": "-smp", "iommu": "-device"}
+
+
+def load_machine(path, name):
+    """The profile NAME with its bases folded in (machines.toml says how)."""
+    with open(path, "rb") as f:
+        profiles = tomllib.load(f)
+    chain = []
+    while name is not None:
+        if name not in profiles:
+            raise ValueError(f"no machine '{name}' in {path} (have: "
+                             f"{', '.join(sorted(profiles))})")
+        if any(name == n for n, _ in chain):
+            raise ValueError(f"machine '{name}' is its own base in {path}")
+        chain.append((name, profiles[name]))
+        name = profiles[name].get("base")
+    m = {"devices": [], "args": [], "append": []}
+    for name, p in reversed(chain):
+        for key, value in p.items():
+            if key in ("devices", "args"):
+                m[key] += value
+            elif key == "append":
+                m[key].append(value)
+            elif key in SCALARS:
+                m[key] = value
+            elif key != "base":
+                raise ValueError(f"machine '{name}': unknown key '{key}'")
+    return m
+
+
+def qemu_command(m, kernel=None, initrd=None, append=(), extra=()):
+    cmd = ["qemu-system-x86_64"]
+    for key, opt in SCALARS.items():
+        if key in m:
+            cmd += [opt, str(m[key])]
+    cmd += m["args"]
+    for dev in m["devices"]:
+        cmd += ["-device", dev]
+    if kernel:
+        cmd += ["-kernel", kernel]
+        if initrd:
+            cmd += ["-initrd", initrd]
+        cmd += ["-append", " ".join(m["append"] + list(append))]
+    return cmd + list(extra)
+
+
 def connect_serial(path, proc, timeout=30):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -85,9 +142,21 @@ def connect_serial(path, proc, timeout=30):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True,
+    ap.add_argument("--machine", default="std",
+                    help="profile in --machines (default std)")
+    ap.add_argument("--machines", default=MACHINES,
+                    help="the profiles (default tests/vm/machines.toml)")
+    ap.add_argument("--kernel", help="guest kernel image")
+    ap.add_argument("--initrd", help="guest initramfs")
+    ap.add_argument("--append", action="append", default=[],
+                    help="more kernel arguments (repeatable)")
+    ap.add_argument("--qemu-args", default="",
+                    help="more QEMU arguments (shell words)")
+    ap.add_argument("--print-args", action="store_true",
+                    help="print the QEMU command, one argument a line")
+    ap.add_argument("--workdir",
                     help="directory for the serial and monitor sockets")
-    ap.add_argument("--log", required=True, help="merged console log")
+    ap.add_argument("--log", help="merged console log")
     ap.add_argument("--mode", choices=["suite", "run"], default="suite")
     ap.add_argument("--total-timeout", type=float, default=900)
     ap.add_argument("--idle-timeout", type=float, default=180)
@@ -98,10 +167,18 @@ def main():
                     help="a vt line found before the boot (build step)")
     ap.add_argument("--verbose", action="store_true",
                     help="also echo the kernel console")
-    ap.add_argument("qemu", nargs=argparse.REMAINDER,
-                    help="-- qemu-system-x86_64 args...")
     a = ap.parse_args()
-    qemu = a.qemu[1:] if a.qemu and a.qemu[0] == "--" else a.qemu
+    try:
+        qemu = qemu_command(load_machine(a.machines, a.machine), a.kernel,
+                            a.initrd, a.append, shlex.split(a.qemu_args))
+    except (OSError, ValueError, tomllib.TOMLDecodeError) as e:
+        print(f"vmrun: {e}", file=sys.stderr)
+        return 2
+    if a.print_args:
+        print("\n".join(qemu))
+        return 0
+    if not (a.workdir and a.log and a.kernel):
+        ap.error("--workdir, --log and --kernel are needed to boot")
 
     serial_path = os.path.join(a.workdir, "tests.sock")
     mon_path = os.path.join(a.workdir, "monitor.sock")

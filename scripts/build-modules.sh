@@ -4,7 +4,7 @@
 # Build vfio.ko and vfio_pci.ko out of tree for one kernel, in a copy of
 # src/ under build/, so the source tree stays clean for DKMS, and print
 # the directory that holds them:
-#   tests/build-modules.sh [KVER|HEADER-TREE] [extra make args...]
+#   scripts/build-modules.sh [KVER|HEADER-TREE] [extra make args...]
 # Without an argument: the newest installed 6.1 header tree, the guest
 # kernel's.  Needs no root; when no header tree is there, says which
 # command installs one.
@@ -24,7 +24,7 @@ else
 	done
 fi
 if [ -z "$kdir" ]; then
-	echo "build-modules: no kernel header tree; 'sudo tests/setup.sh' (run by make check and make demo) installs linux-headers-amd64" >&2
+	echo "build-modules: no kernel header tree; 'sudo scripts/setup.sh' (run by make check and make demo) installs linux-headers-amd64" >&2
 	exit 1
 fi
 kver=$(basename "$kdir")

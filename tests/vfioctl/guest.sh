@@ -3,7 +3,7 @@
 # shellcheck shell=sh
 #
 # vfioctl against the real kernel with our modules, inside the test VM
-# (busybox, root, run by tests/pkg/vm-vfioctl.sh with --no-bind).  The
+# (busybox, root, run by tests/vfioctl/run.sh with --no-bind).  The
 # edu devices start on pci-stub, a real host driver to take them from and
 # give them back to.  Lines starting with "# " are the transcript.
 # busybox ash has pipefail, POSIX sh does not.

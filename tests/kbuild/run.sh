@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Build checks of src/: a W=1 build against every header tree that
-# tests/setup.sh provides (installed or unpacked in the cache) must print
+# scripts/setup.sh provides (installed or unpacked in the cache) must print
 # no warning, sparse (C=1) must be silent on the guest kernel's
 # tree, and checkpatch must be clean.  One ok/not ok line per check.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-eval "$("$top/tests/setup.sh")"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+eval "$("$top/scripts/setup.sh")"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -18,7 +18,7 @@ noise='^(  [A-Z]+ |make(\[[0-9]+\])?: |Skipping BTF generation)'
 check_build() {
 	local name=$1 tree=$2
 	shift 2
-	if "$top/tests/build-modules.sh" "$tree" "$@" >/dev/null 2>"$log" &&
+	if "$top/scripts/build-modules.sh" "$tree" "$@" >/dev/null 2>"$log" &&
 		! grep -Ev "$noise" "$log" | grep -q .; then
 		echo "ok - kbuild/$name"
 	else

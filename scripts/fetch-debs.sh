@@ -3,12 +3,12 @@
 #
 # Fetch Debian packages of any suite without touching the host's apt
 # configuration or installing anything:
-#   tests/fetch-debs.sh SUITE DIR PKG...
+#   scripts/fetch-debs.sh SUITE DIR PKG...
 # downloads PKG... (exact names) from SUITE and unpacks each into DIR.
 # The suite's package lists live in a private apt state under
 # $VFIO_CACHE/apt/SUITE, on the same mirror as the host's own Debian
 # entry; the host's sources, lists and pins are never read or written.
-#   tests/fetch-debs.sh SUITE --search REGEX
+#   scripts/fetch-debs.sh SUITE --search REGEX
 # prints the package names of SUITE that match REGEX, one a line.
 set -euo pipefail
 

@@ -9,7 +9,7 @@
 # The host rule: only packages of the host's own release are installed,
 # and only when missing; no apt source, pin or kernel image is added.
 # Kernels, headers and tools of other suites are unpacked under the cache
-# (tests/fetch-debs.sh).
+# (scripts/fetch-debs.sh).
 #
 # VFIO_SETUP_PROFILE=demo (make demo) sets up only what the demo needs:
 # the VM and the module build for the guest kernel, no build checkers.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # vfioctl in the test VM against the real kernel and our modules: builds
-# a static vfioctl and runs tests/pkg/guest-vfioctl.sh through the core's
+# a static vfioctl and runs tests/vfioctl/guest.sh through the core's
 # VM harness (tests/vm/run-suite.sh --run).  Prints the guest's ok/not ok
 # lines and a transcript ("# " lines) of list, check and apply.
 set -euo pipefail
@@ -20,5 +20,5 @@ gcc -static -O2 -Wall -Wextra -Werror -o "$work/vfioctl" \
 	2> >(grep -v -e 'statically linked applications requires' \
 		-e 'in function' >&2)
 exec tests/vm/run-suite.sh --no-bind --add "$work/vfioctl" \
-	--add tests/pkg/guest-vfioctl.sh --add etc/vfio/devices.conf \
-	--run "sh /opt/guest-vfioctl.sh" "$@"
+	--add tests/vfioctl/guest.sh --add etc/vfio/devices.conf \
+	--run "sh /opt/guest.sh" "$@"
