@@ -14,6 +14,13 @@
  * under a lock: they copy from user memory, which may fault on an mmap of
  * the device itself, with mmap_lock held.  Revoking sets @revoked, waits
  * for the read sections to end, then zaps the mappings.
+ *
+ * The mmap fault handler runs with mmap_lock held (read), inside a read
+ * section, and calls the bus driver's @fault, which takes the bus
+ * driver's own locks (vfio_pci: memory_lock, read).  So: mmap_lock, then
+ * the bus driver's fault locks, then the mapping's i_mmap_rwsem (a zap).
+ * A bus driver therefore never copies to or from user memory while it
+ * holds a lock its @fault waits for.
  */
 #ifndef VFIO_DKMS_PRIVATE_H
 #define VFIO_DKMS_PRIVATE_H

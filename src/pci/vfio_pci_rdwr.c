@@ -13,6 +13,17 @@
  * 32-bit register gives the same bytes as the device would put on the bus.
  * An access starting outside the region fails with -EINVAL; one running
  * past its end is cut short.
+ *
+ * A BAR is accessed only while the device decodes it (memory_lock, see
+ * vfio_pci_private.h): otherwise the access fails with -EIO.  The data go
+ * through a bounce buffer, so that no copy to or from user memory, which
+ * may fault on the device's own mmap, happens under memory_lock.
+ *
+ * The MSI-X table belongs to the kernel, which programs it from
+ * VFIO_DEVICE_SET_IRQ_EVENTFDS: read/write skip it, as upstream does
+ * (reads of it return all ones, writes are dropped), so that a user who
+ * writes a whole BAR back cannot undo the kernel's vectors.  The PBA is
+ * read-only by specification and passes through.
  */
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
@@ -42,7 +53,7 @@ union vfio_pci_io_val {
 	__le64 q;
 };
 
-static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
+static void vfio_pci_io_read(void __iomem *addr, size_t n, u8 *buf)
 {
 	union vfio_pci_io_val v;
 
@@ -60,16 +71,14 @@ static int vfio_pci_io_read(void __iomem *addr, size_t n, char __user *buf)
 		v.b = ioread8(addr);
 		break;
 	}
-	return copy_to_user(buf, &v, n) ? -EFAULT : 0;
+	memcpy(buf, &v, n);
 }
 
-static int vfio_pci_io_write(void __iomem *addr, size_t n,
-			     const char __user *buf)
+static void vfio_pci_io_write(void __iomem *addr, size_t n, const u8 *buf)
 {
 	union vfio_pci_io_val v;
 
-	if (copy_from_user(&v, buf, n))
-		return -EFAULT;
+	memcpy(&v, buf, n);
 	switch (n) {
 	case 8:
 		writeq(le64_to_cpu(v.q), addr);
@@ -84,6 +93,52 @@ static int vfio_pci_io_write(void __iomem *addr, size_t n,
 		iowrite8(v.b, addr);
 		break;
 	}
+}
+
+/*
+ * Access @count bytes of @bar at @off from or into @data, with the BAR
+ * decoded all along, or fail with -EIO.  Splits as the file's top says;
+ * no access crosses an edge of the MSI-X table, which is skipped.
+ */
+static int vfio_pci_bar_chunk(struct vfio_pci_device *vdev, int bar,
+			      u64 off, u8 *data, size_t count, size_t max,
+			      bool write)
+{
+	void __iomem *base = vdev->barmap[bar];
+	u64 xstart = 0, xend = 0;
+	size_t done = 0;
+
+	if (bar == vdev->msix_bar) {
+		xstart = vdev->msix_offset;
+		xend = xstart + vdev->msix_size;
+	}
+
+	down_read(&vdev->memory_lock);
+	if (!vfio_pci_bar_decoded(vdev, bar)) {
+		up_read(&vdev->memory_lock);
+		return -EIO;
+	}
+	while (done < count) {
+		u64 pos = off + done;
+		size_t left = count - done, n;
+
+		if (pos >= xstart && pos < xend) {
+			n = min_t(u64, left, xend - pos);
+			if (!write)
+				memset(data + done, 0xff, n);
+			done += n;
+			continue;
+		}
+		if (pos < xstart)
+			left = min_t(u64, left, xstart - pos);
+		n = vfio_pci_access_size(pos, left, max);
+		if (write)
+			vfio_pci_io_write(base + pos, n, data + done);
+		else
+			vfio_pci_io_read(base + pos, n, data + done);
+		done += n;
+	}
+	up_read(&vdev->memory_lock);
 	return 0;
 }
 
@@ -94,40 +149,58 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char __user *buf,
 	int bar = VFIO_PCI_INDEX(pos);
 	u64 off = pos & VFIO_PCI_OFFSET_MASK;
 	u64 size = pci_resource_len(pdev, bar);
-	void __iomem *base = vdev->barmap[bar];
-	size_t max = 4, done = 0;
+	size_t max = 4, done = 0, bufsize;
+	u8 small[64], *bounce = small;
 	int ret = 0;
 
-	if (!base || off >= size)
+	if (!vdev->barmap[bar] || off >= size)
 		return -EINVAL;
 	count = min_t(u64, count, size - off);
 	/* 8 byte accesses only when asked for exactly (never for ports). */
 	if (count == 8 && vfio_pci_bar_is_mem(pdev, bar))
 		max = 8;
 
-	while (done < count) {
-		size_t n = vfio_pci_access_size(off + done, count - done, max);
+	bufsize = sizeof(small);
+	if (count > bufsize) {
+		bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+		if (!bounce)
+			return -ENOMEM;
+		bufsize = PAGE_SIZE;
+	}
 
-		if (write)
-			ret = vfio_pci_io_write(base + off + done, n,
-						buf + done);
-		else
-			ret = vfio_pci_io_read(base + off + done, n,
-					       buf + done);
+	while (done < count) {
+		/* Chunks end 8-aligned: the split does not see them. */
+		size_t n = min_t(size_t, count - done,
+				 bufsize - ((off + done) & 7));
+
+		if (write && copy_from_user(bounce, buf + done, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = vfio_pci_bar_chunk(vdev, bar, off + done, bounce, n,
+					 max, write);
 		if (ret)
 			break;
+		if (!write && copy_to_user(buf + done, bounce, n)) {
+			ret = -EFAULT;
+			break;
+		}
 		done += n;
 		/* A whole BAR is a lot of trapped accesses. */
-		if (!(done & (SZ_64K - 1)))
-			cond_resched();
+		cond_resched();
 	}
+	if (bounce != small)
+		kfree(bounce);
 	return done ? done : ret;
 }
 
 /*
  * The ROM is mapped only while it is read: pci_map_rom() turns its decoder
  * on (the ROM may share a decoder with a BAR) and pci_unmap_rom() turns it
- * off again.  The caller holds vdev->lock, as this changes config space.
+ * off again.  The ROM decodes only with memory decode on too, which the
+ * user may have turned off: it is turned on for each page's read, under
+ * memory_lock so that no user access sees it, and put back as the user
+ * set it.  The caller holds vdev->lock, as this changes config space.
  */
 ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
 			  size_t count, loff_t pos)
@@ -149,24 +222,28 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char __user *buf,
 	bounce = kmalloc(min_t(size_t, count, PAGE_SIZE), GFP_KERNEL);
 	if (!bounce)
 		return -ENOMEM;
-	rom = pci_map_rom(pdev, &romsize);
-	if (!rom) {
-		ret = -EIO;
-		goto out;
-	}
-	/* pci_map_rom() maps the whole BAR; romsize is just the image. */
 	while (done < count) {
 		size_t n = min_t(size_t, count - done, PAGE_SIZE);
+		u16 cmd;
 
-		memcpy_fromio(bounce, rom + off + done, n);
+		cmd = vfio_pci_memory_lock_and_enable(vdev);
+		/* It maps the whole BAR; romsize is just the image. */
+		rom = pci_map_rom(pdev, &romsize);
+		if (rom) {
+			memcpy_fromio(bounce, rom + off + done, n);
+			pci_unmap_rom(pdev, rom);
+		}
+		vfio_pci_memory_unlock_and_restore(vdev, cmd);
+		if (!rom) {
+			ret = -EIO;
+			break;
+		}
 		if (copy_to_user(buf + done, bounce, n)) {
 			ret = -EFAULT;
 			break;
 		}
 		done += n;
 	}
-	pci_unmap_rom(pdev, rom);
-out:
 	kfree(bounce);
 	return done ? done : ret;
 }
