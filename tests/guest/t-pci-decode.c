@@ -124,6 +124,8 @@ static void test_decode_off(struct vt *t, void *arg)
 	(void)arg;
 	VT_CHECKF(t, vt_open_dev(&d, VT_EDU0) == 0, "open: %s",
 		  strerror(errno));
+	/* A failed case before may have left it open with decode off. */
+	set_mem(t, d.device_fd, 1);
 	VT_CHECKF(t, vt_edu_init(&e, d.device_fd) == 0, "edu: %s",
 		  strerror(errno));
 	bar = map_bar0(t, d.device_fd, &size);
@@ -283,6 +285,8 @@ static void test_bar_restore(struct vt *t, void *arg)
 	(void)arg;
 	VT_CHECKF(t, vt_open_dev(&d, VT_EDU0) == 0, "open: %s",
 		  strerror(errno));
+	/* A failed case before may have left it open with decode off. */
+	set_mem(t, d.device_fd, 1);
 	VT_CHECKF(t, vt_edu_init(&e, d.device_fd) == 0, "edu: %s",
 		  strerror(errno));
 	bar = map_bar0(t, d.device_fd, &size);
