@@ -33,6 +33,11 @@
  *           fault and zaps them when it revokes the device.
  * @request: the host wants the device back; tell the user (may be called
  *           several times, @count says how often so far).  Optional.
+ * @fault:   an mmap of @vma faulted at @vmf, whose frame is @pfn: insert it
+ *           with vmf_insert_pfn() when the device may be accessed there
+ *           now, else return VM_FAULT_SIGBUS.  Called with mmap_lock held
+ *           (read), so it must not wait for anything that copies to or
+ *           from user memory.  Optional: without it the core inserts @pfn.
  *
  * The core serialises @open and @release against everything else and
  * never calls any op after vfio_unregister_device() has returned.
@@ -62,15 +67,30 @@ struct vfio_device_ops {
 	int	(*mmap)(void *device_data, struct vm_area_struct *vma,
 			unsigned long *pfn);
 	void	(*request)(void *device_data, unsigned int count);
+	vm_fault_t (*fault)(void *device_data, struct vm_fault *vmf,
+			    unsigned long pfn);
 };
+
+struct vfio_device;
 
 /*
  * vfio_register_device() - a bus driver bound @dev (from its probe).
  * Creates the group's char device when this is its first bound member.
+ * Stores the core's handle of the device in *@handle before any op can
+ * run; it stays valid until vfio_unregister_device() returns.
  * Returns 0, -ENODEV when @dev has no IOMMU group, or -ENOMEM.
  */
 int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
-			 void *device_data);
+			 void *device_data, struct vfio_device **handle);
+
+/*
+ * vfio_device_zap_mmaps() - unmap every user mapping of the device's
+ * memory.  Pages fault back in through @fault, which decides whether they
+ * may.  Takes no lock of the core: callable under the bus driver's locks,
+ * but not while copying to or from user memory is in progress in the
+ * same thread (it takes the mappings' i_mmap_rwsem).
+ */
+void vfio_device_zap_mmaps(struct vfio_device *device);
 
 /*
  * vfio_unregister_device() - the bus driver is unbinding @dev (from its

@@ -301,7 +301,7 @@ static struct inode *vfio_device_inode(void)
 }
 
 int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
-			 void *device_data)
+			 void *device_data, struct vfio_device **handle)
 {
 	struct iommu_group *iommu_group;
 	struct vfio_device *device;
@@ -339,6 +339,8 @@ int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
 	device->dev = get_device(dev);
 	device->ops = ops;
 	device->device_data = device_data;
+	/* Before the device is listed: from then on an op may use it. */
+	*handle = device;
 
 	mutex_lock(&vfio_lock);
 	group = vfio_group_find(iommu_group);
@@ -364,6 +366,12 @@ err_group:
 }
 EXPORT_SYMBOL_GPL(vfio_register_device);
 
+void vfio_device_zap_mmaps(struct vfio_device *device)
+{
+	unmap_mapping_range(device->inode->i_mapping, 0, 0, true);
+}
+EXPORT_SYMBOL_GPL(vfio_device_zap_mmaps);
+
 /* Call the bus driver's release once for each successful open. */
 static void vfio_device_quiesce(struct vfio_device *device)
 {
@@ -384,7 +392,7 @@ static void vfio_device_revoke(struct vfio_device *device)
 {
 	WRITE_ONCE(device->revoked, true);
 	synchronize_srcu(&device->srcu);
-	unmap_mapping_range(device->inode->i_mapping, 0, 0, true);
+	vfio_device_zap_mmaps(device);
 	vfio_device_quiesce(device);
 }
 
@@ -654,8 +662,14 @@ static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
 	int idx;
 
 	idx = srcu_read_lock(&device->srcu);
-	if (!READ_ONCE(device->revoked))
+	if (READ_ONCE(device->revoked))
+		goto out;
+	/* The bus driver knows whether the device decodes the page now. */
+	if (device->ops->fault)
+		ret = device->ops->fault(device->device_data, vmf, pfn);
+	else
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+out:
 	srcu_read_unlock(&device->srcu, idx);
 	return ret;
 }

@@ -18,6 +18,13 @@
  * for the read sections to end, then zaps the mappings.  read/write copy
  * user memory outside the sections, in bounded chunks, so that a user
  * page that never arrives cannot hold a revoke up.
+ *
+ * The mmap fault handler runs with mmap_lock held (read), inside a read
+ * section, and calls the bus driver's @fault, which takes the bus
+ * driver's own locks (vfio_pci: memory_lock, read).  So: mmap_lock, then
+ * the bus driver's fault locks, then the mapping's i_mmap_rwsem (a zap).
+ * A bus driver therefore never copies to or from user memory while it
+ * holds a lock its @fault waits for.
  */
 #ifndef VFIO_DKMS_PRIVATE_H
 #define VFIO_DKMS_PRIVATE_H

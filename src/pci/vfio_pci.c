@@ -50,6 +50,75 @@ static int vfio_pci_try_reset(struct pci_dev *pdev)
 	return ret;
 }
 
+/*
+ * Whether @bar is decoded now: the real command register, not the user's
+ * view, so that a decoder the device lost by itself counts as off too.
+ */
+bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u16 cmd;
+
+	lockdep_assert_held(&vdev->memory_lock);
+	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+	if (vfio_pci_bar_is_io(pdev, bar))
+		return cmd & PCI_COMMAND_IO;
+	return cmd & PCI_COMMAND_MEMORY;
+}
+
+/*
+ * For the kernel's own accesses to device memory (ROM, MSI-X table):
+ * take memory_lock for write, so that the user sees nothing of the
+ * moment memory decode is on against their setting, and turn it on.
+ * Returns the command register to give to ..._unlock_and_restore().
+ */
+u16 vfio_pci_memory_lock_and_enable(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u16 cmd;
+
+	down_write(&vdev->memory_lock);
+	spin_lock_irq(&vdev->irqlock);
+	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+	if (!(cmd & PCI_COMMAND_MEMORY))
+		pci_write_config_word(pdev, PCI_COMMAND,
+				      cmd | PCI_COMMAND_MEMORY);
+	spin_unlock_irq(&vdev->irqlock);
+	return cmd;
+}
+
+void vfio_pci_memory_unlock_and_restore(struct vfio_pci_device *vdev,
+					u16 cmd)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u16 cur;
+
+	/* Only memory decode goes back: INTx disable may have moved. */
+	if (!(cmd & PCI_COMMAND_MEMORY)) {
+		spin_lock_irq(&vdev->irqlock);
+		pci_read_config_word(pdev, PCI_COMMAND, &cur);
+		pci_write_config_word(pdev, PCI_COMMAND,
+				      cur & ~PCI_COMMAND_MEMORY);
+		spin_unlock_irq(&vdev->irqlock);
+	}
+	up_write(&vdev->memory_lock);
+}
+
+/* Where the MSI-X table lives, if the device has one. */
+static void vfio_pci_find_msix(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u32 table;
+
+	vdev->msix_bar = -1;
+	if (!pdev->msix_cap)
+		return;
+	pci_read_config_dword(pdev, pdev->msix_cap + PCI_MSIX_TABLE, &table);
+	vdev->msix_bar = table & PCI_MSIX_TABLE_BIR;
+	vdev->msix_offset = table & PCI_MSIX_TABLE_OFFSET;
+	vdev->msix_size = pci_msix_vec_count(pdev) * PCI_MSIX_ENTRY_SIZE;
+}
+
 static bool vfio_pci_match(struct device *dev, const char *buf)
 {
 	return !strcmp(dev_name(dev), buf);
@@ -110,6 +179,12 @@ static int vfio_pci_open(void *device_data)
 	ret = pci_enable_device(pdev);
 	if (ret)
 		goto out;
+	/*
+	 * A device that firmware or a previous driver left mastering is
+	 * live now; the user enables DMA when ready, and release must not
+	 * put bus master back from the saved state either.
+	 */
+	pci_clear_master(pdev);
 
 	/* What release puts back, whatever the user does meanwhile. */
 	pci_save_state(pdev);
@@ -126,6 +201,7 @@ static int vfio_pci_open(void *device_data)
 	vdev->pci_2_3 = pci_intx_mask_supported(pdev);
 	vdev->irq_type = VFIO_PCI_IRQ_NONE;
 	vdev->intx_masked = false;
+	vfio_pci_find_msix(vdev);
 	vfio_pci_config_init(vdev);
 	vdev->enabled = true;
 	mutex_unlock(&vdev->lock);
@@ -162,6 +238,7 @@ static void vfio_pci_release(void *device_data)
 	 * reset lock that a slot reset would wait for.  IRQs and bus master
 	 * are off already, which is what matters for a departing device.
 	 */
+	down_write(&vdev->memory_lock);
 	if (vdev->reset_works && !READ_ONCE(vdev->removing))
 		vfio_pci_try_reset(pdev);
 
@@ -170,6 +247,7 @@ static void vfio_pci_release(void *device_data)
 		pci_restore_state(pdev);
 	}
 	pci_disable_device(pdev);
+	up_write(&vdev->memory_lock);
 	vdev->enabled = false;
 out:
 	mutex_unlock(&vdev->lock);
@@ -250,6 +328,27 @@ static int vfio_pci_mmap(void *device_data, struct vm_area_struct *vma,
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	*pfn = (pci_resource_start(pdev, index) >> PAGE_SHIFT) + pgoff;
 	return 0;
+}
+
+/*
+ * A page of a BAR is mapped only while the device decodes the BAR; a
+ * config write that turns decode off, and a reset, zap the mappings
+ * under memory_lock first, so they fault in here again afterwards.
+ */
+static vm_fault_t vfio_pci_fault(void *device_data, struct vm_fault *vmf,
+				 unsigned long pfn)
+{
+	struct vfio_pci_device *vdev = device_data;
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned int shift = VFIO_PCI_OFFSET_SHIFT - PAGE_SHIFT;
+	int bar = vma->vm_pgoff >> shift;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	down_read(&vdev->memory_lock);
+	if (vfio_pci_bar_decoded(vdev, bar))
+		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+	up_read(&vdev->memory_lock);
+	return ret;
 }
 
 /* ---------------- ioctls ---------------------------------------------- */
@@ -387,7 +486,15 @@ static long vfio_pci_reset(struct vfio_pci_device *vdev)
 	 * and waits for us; sleeping on that lock would never end.
 	 */
 	mutex_lock(&vdev->lock);
+	/*
+	 * A reset turns decode off for its duration: no BAR access may
+	 * reach the device meanwhile.  The restore at its end puts the
+	 * command register back, and the mappings fault in again.
+	 */
+	down_write(&vdev->memory_lock);
+	vfio_device_zap_mmaps(vdev->vfio);
 	ret = vfio_pci_try_reset(vdev->pdev);
+	up_write(&vdev->memory_lock);
 	mutex_unlock(&vdev->lock);
 	return ret;
 }
@@ -435,6 +542,7 @@ static const struct vfio_device_ops vfio_pci_ops = {
 	.ioctl		= vfio_pci_ioctl,
 	.mmap		= vfio_pci_mmap,
 	.request	= vfio_pci_request,
+	.fault		= vfio_pci_fault,
 };
 
 /* ---------------- driver ---------------------------------------------- */
@@ -465,11 +573,13 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	vdev->pdev = pdev;
 	mutex_init(&vdev->lock);
+	init_rwsem(&vdev->memory_lock);
 	spin_lock_init(&vdev->irqlock);
 	vdev->reset_works = vfio_pci_has_reset(pdev);
 	pci_set_drvdata(pdev, vdev);
 
-	ret = vfio_register_device(&pdev->dev, &vfio_pci_ops, vdev);
+	ret = vfio_register_device(&pdev->dev, &vfio_pci_ops, vdev,
+				   &vdev->vfio);
 	if (ret) {
 		pci_set_drvdata(pdev, NULL);
 		mutex_destroy(&vdev->lock);

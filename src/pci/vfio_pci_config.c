@@ -11,7 +11,10 @@
  *    mask and any other value reads back as written (minus the bits below
  *    the size); the real BARs never change.
  *  - The command register passes memory, I/O and bus master enable to
- *    the device (DMA needs bus master).  INTx disable passes through too,
+ *    the device (DMA needs bus master).  Decode changes under memory_lock
+ *    (see vfio_pci_private.h): mmaps are zapped before memory decode goes
+ *    off, and BARs the device lost are put back before decode comes on.
+ *    INTx disable passes through too,
  *    except while an IRQ index is active: then the kernel owns that bit
  *    and the user's value is only remembered.  All other bits are dropped.
  *  - Cache line size, latency timer and interrupt line are plain virtual
@@ -92,6 +95,7 @@ void vfio_pci_config_init(struct vfio_pci_device *vdev)
 
 	for (i = 0; i < VFIO_PCI_NUM_BARS; i++) {
 		pci_read_config_dword(pdev, PCI_BASE_ADDRESS_0 + 4 * i, &val);
+		vdev->rbar[i] = val;
 		vdev->vbar[i] = vfio_pci_bar_value(pdev, i, val);
 	}
 	pci_read_config_dword(pdev, PCI_ROM_ADDRESS, &val);
@@ -137,14 +141,52 @@ static int vfio_pci_read_dword(struct vfio_pci_device *vdev, u32 where,
 	return 0;
 }
 
+/*
+ * A device may lose its BAR registers behind our back (a reset of its
+ * own, a power state change): decoding then would claim whatever address
+ * the registers hold now.  Put back the values the host assigned at open.
+ */
+static void vfio_pci_bar_restore(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	bool lost = false;
+	u32 val;
+	int i;
+
+	lockdep_assert_held_write(&vdev->memory_lock);
+	for (i = 0; i < VFIO_PCI_NUM_BARS; i++) {
+		pci_read_config_dword(pdev, PCI_BASE_ADDRESS_0 + 4 * i, &val);
+		if (val != vdev->rbar[i])
+			lost = true;
+	}
+	if (!lost)
+		return;
+	pci_info(pdev, "BARs lost: restoring them\n");
+	for (i = 0; i < VFIO_PCI_NUM_BARS; i++)
+		pci_write_config_dword(pdev, PCI_BASE_ADDRESS_0 + 4 * i,
+				       vdev->rbar[i]);
+}
+
 static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val)
 {
-	const u16 pass = PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
-			 PCI_COMMAND_MASTER;
+	const u16 decode = PCI_COMMAND_IO | PCI_COMMAND_MEMORY;
+	const u16 pass = decode | PCI_COMMAND_MASTER;
 	struct pci_dev *pdev = vdev->pdev;
 	u16 cmd, new;
 
 	vdev->vcmd_intx = val & PCI_COMMAND_INTX_DISABLE;
+
+	down_write(&vdev->memory_lock);
+	/*
+	 * No mapping may outlive memory decode: an access through it would
+	 * reach a device that does not decode it.  Zapped before decode goes
+	 * (faults wait for memory_lock, then see it off); with decode off
+	 * already there is nothing mapped, but zapping again costs little.
+	 */
+	if (!(val & PCI_COMMAND_MEMORY))
+		vfio_device_zap_mmaps(vdev->vfio);
+	if (val & decode)
+		vfio_pci_bar_restore(vdev);
 
 	/* The INTx handler flips INTx disable under irqlock. */
 	spin_lock_irq(&vdev->irqlock);
@@ -155,6 +197,7 @@ static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val)
 	if (new != cmd)
 		pci_write_config_word(pdev, PCI_COMMAND, new);
 	spin_unlock_irq(&vdev->irqlock);
+	up_write(&vdev->memory_lock);
 }
 
 /* Apply the bytes of @val selected by @bytes to the dword at @where. */

@@ -340,7 +340,12 @@ static void vfio_pci_msi_free(struct vfio_pci_device *vdev, unsigned int n)
 
 static void vfio_pci_msi_disable(struct vfio_pci_device *vdev)
 {
+	u16 cmd;
+
+	/* Freeing masks MSI-X vectors: a write to the table in a BAR. */
+	cmd = vfio_pci_memory_lock_and_enable(vdev);
 	vfio_pci_msi_free(vdev, vdev->num_vectors);
+	vfio_pci_memory_unlock_and_restore(vdev, cmd);
 	vdev->irq_type = VFIO_PCI_IRQ_NONE;
 	/* Disabling MSI re-enabled INTx; the user's bit rules again. */
 	if (vdev->pci_2_3)
@@ -352,8 +357,9 @@ static void vfio_pci_msi_disable(struct vfio_pci_device *vdev)
  * IRQ is what makes the kernel program the vector's message, and a device
  * firing an unprogrammed vector would DMA to address 0.
  */
-static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
-			       enum vfio_pci_irq_type type, unsigned int count)
+static int __vfio_pci_msi_enable(struct vfio_pci_device *vdev,
+				 enum vfio_pci_irq_type type,
+				 unsigned int count)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	bool msix = type == VFIO_PCI_IRQ_MSIX;
@@ -394,6 +400,22 @@ static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
 	vdev->num_vectors = count;
 	vdev->irq_type = type;
 	return 0;
+}
+
+/*
+ * Setting up MSI-X vectors writes their table, in a BAR, whatever the
+ * user's memory decode: turn it on meanwhile (memory_lock hides it).
+ */
+static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
+			       enum vfio_pci_irq_type type, unsigned int count)
+{
+	u16 cmd;
+	int ret;
+
+	cmd = vfio_pci_memory_lock_and_enable(vdev);
+	ret = __vfio_pci_msi_enable(vdev, type, count);
+	vfio_pci_memory_unlock_and_restore(vdev, cmd);
+	return ret;
 }
 
 /* Consumes the references in @ctxs. */

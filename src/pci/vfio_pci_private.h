@@ -6,6 +6,13 @@
  * 40 bits leave room for a 1 TiB BAR while the eight PCI regions still end
  * far below the largest loff_t, and the shift is fixed so that a user can
  * compute offsets without asking (they are also in REGION_INFO).
+ *
+ * Locking, outermost first (each field says what guards it):
+ *   vfio_pci_device.lock         ioctls, config space, open-time state
+ *   vfio_pci_device.memory_lock  the device's memory and I/O decode
+ *   vfio_pci_device.irqlock      INTx state, command register updates
+ * The mmap fault handler runs under mmap_lock and takes memory_lock for
+ * read, so mmap_lock comes before memory_lock: see memory_lock's rule.
  */
 #ifndef VFIO_PCI_PRIVATE_H
 #define VFIO_PCI_PRIVATE_H
@@ -15,6 +22,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -55,15 +63,36 @@ struct vfio_pci_unmask {
 struct vfio_pci_device {
 	struct pci_dev		*pdev;
 
+	struct vfio_device	*vfio;		/* the core's handle; probe */
+
 	/*
 	 * Serialises the user's ioctls, config space accesses and ROM reads
 	 * against each other, and protects the open-time state below
 	 * (saved_state, the virtual config, irq_type, vectors, unmask).
 	 * BAR read/write and mmap only use barmap, which is set up by open
 	 * and torn down by release; the core never runs those concurrently
-	 * with other ops, so they do not take it.
+	 * with other ops, so they do not take it (only memory_lock).
 	 */
 	struct mutex		lock;
+
+	/*
+	 * The device's memory and I/O decode.  An access to a BAR whose
+	 * decoder is off is an Unsupported Request that many platforms turn
+	 * into a fatal error, so none may ever reach the device:
+	 *  - write: while the command register's decode bits change (config
+	 *    write), while the kernel itself turns memory decode on for a
+	 *    moment (ROM read, MSI-X vector setup and teardown) and for the
+	 *    whole of a reset.  A writer that may leave memory decode off
+	 *    zaps the user's mmaps first, before decode goes.
+	 *  - read: around each BAR access of read/write and in the mmap fault
+	 *    handler; both check the real command register under it and
+	 *    fail (-EIO, SIGBUS) when the BAR is not decoded.
+	 * Order: lock, then memory_lock, then irqlock; the fault handler
+	 * holds mmap_lock when it takes memory_lock.  Hence never copy to or
+	 * from user memory under memory_lock, in either mode: the copy may
+	 * fault on the device's own mmap and wait for memory_lock again.
+	 */
+	struct rw_semaphore	memory_lock;
 
 	/*
 	 * Protects intx_masked, intx_trigger and req_trigger, and makes the
@@ -82,6 +111,14 @@ struct vfio_pci_device {
 
 	void __iomem		*barmap[VFIO_PCI_NUM_BARS];
 	bool			bar_requested[VFIO_PCI_NUM_BARS];
+
+	/* The real BAR registers at open, put back if the device loses them. */
+	u32			rbar[VFIO_PCI_NUM_BARS];
+
+	/* Where the MSI-X table is: read/write never reach it.  msix_bar -1: none. */
+	int			msix_bar;
+	u32			msix_offset;
+	u32			msix_size;
 
 	/* Virtual config space: what the user sees and last wrote. */
 	u32			vbar[VFIO_PCI_NUM_BARS];
@@ -110,6 +147,12 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 {
 	return pci_resource_flags(pdev, bar) & IORESOURCE_IO;
 }
+
+/* vfio_pci.c */
+bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar);
+u16 vfio_pci_memory_lock_and_enable(struct vfio_pci_device *vdev);
+void vfio_pci_memory_unlock_and_restore(struct vfio_pci_device *vdev,
+					u16 cmd);
 
 /* vfio_pci_config.c */
 void vfio_pci_config_init(struct vfio_pci_device *vdev);

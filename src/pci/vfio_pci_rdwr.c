@@ -13,6 +13,18 @@
  * 32-bit register gives the same bytes as the device would put on the bus.
  * An access starting outside the region fails with -EINVAL; one running
  * past its end is cut short.
+ *
+ * A BAR is accessed only while the device decodes it (memory_lock, see
+ * vfio_pci_private.h): otherwise the access fails with -EIO.  The buffers
+ * are the core's kernel bounce buffers, so that no copy to or from user
+ * memory, which may fault on the device's own mmap, happens under
+ * memory_lock.
+ *
+ * The MSI-X table belongs to the kernel, which programs it from
+ * VFIO_DEVICE_SET_IRQ_EVENTFDS: read/write skip it, as upstream does
+ * (reads of it return all ones, writes are dropped), so that a user who
+ * writes a whole BAR back cannot undo the kernel's vectors.  The PBA is
+ * read-only by specification and passes through.
  */
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
@@ -39,7 +51,7 @@ union vfio_pci_io_val {
 	__le64 q;
 };
 
-static void vfio_pci_io_read(void __iomem *addr, size_t n, char *buf)
+static void vfio_pci_io_read(void __iomem *addr, size_t n, u8 *buf)
 {
 	union vfio_pci_io_val v;
 
@@ -60,7 +72,7 @@ static void vfio_pci_io_read(void __iomem *addr, size_t n, char *buf)
 	memcpy(buf, &v, n);
 }
 
-static void vfio_pci_io_write(void __iomem *addr, size_t n, const char *buf)
+static void vfio_pci_io_write(void __iomem *addr, size_t n, const u8 *buf)
 {
 	union vfio_pci_io_val v;
 
@@ -81,6 +93,53 @@ static void vfio_pci_io_write(void __iomem *addr, size_t n, const char *buf)
 	}
 }
 
+/*
+ * Access @count bytes of @bar at @off from or into @data, with the BAR
+ * decoded all along, or fail with -EIO.  Splits as the file's top says;
+ * no access crosses an edge of the MSI-X table, which is skipped.
+ */
+static int vfio_pci_bar_chunk(struct vfio_pci_device *vdev, int bar,
+			      u64 off, u8 *data, size_t count, size_t max,
+			      bool write)
+{
+	void __iomem *base = vdev->barmap[bar];
+	u64 xstart = 0, xend = 0;
+	size_t done = 0;
+
+	if (bar == vdev->msix_bar) {
+		xstart = vdev->msix_offset;
+		xend = xstart + vdev->msix_size;
+	}
+
+	down_read(&vdev->memory_lock);
+	if (!vfio_pci_bar_decoded(vdev, bar)) {
+		up_read(&vdev->memory_lock);
+		return -EIO;
+	}
+	while (done < count) {
+		u64 pos = off + done;
+		size_t left = count - done, n;
+
+		if (pos >= xstart && pos < xend) {
+			n = min_t(u64, left, xend - pos);
+			if (!write)
+				memset(data + done, 0xff, n);
+			done += n;
+			continue;
+		}
+		if (pos < xstart)
+			left = min_t(u64, left, xstart - pos);
+		n = vfio_pci_access_size(pos, left, max);
+		if (write)
+			vfio_pci_io_write(base + pos, n, data + done);
+		else
+			vfio_pci_io_read(base + pos, n, data + done);
+		done += n;
+	}
+	up_read(&vdev->memory_lock);
+	return 0;
+}
+
 ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 			size_t count, loff_t pos, bool write)
 {
@@ -88,32 +147,29 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 	int bar = VFIO_PCI_INDEX(pos);
 	u64 off = pos & VFIO_PCI_OFFSET_MASK;
 	u64 size = pci_resource_len(pdev, bar);
-	void __iomem *base = vdev->barmap[bar];
-	size_t max = 4, done = 0;
+	size_t max = 4;
+	int ret;
 
-	if (!base || off >= size)
+	if (!vdev->barmap[bar] || off >= size)
 		return -EINVAL;
 	count = min_t(u64, count, size - off);
 	/* 8 byte accesses only when asked for exactly (never for ports). */
 	if (count == 8 && vfio_pci_bar_is_mem(pdev, bar))
 		max = 8;
 
-	while (done < count) {
-		size_t n = vfio_pci_access_size(off + done, count - done, max);
-
-		if (write)
-			vfio_pci_io_write(base + off + done, n, buf + done);
-		else
-			vfio_pci_io_read(base + off + done, n, buf + done);
-		done += n;
-	}
-	return done;
+	ret = vfio_pci_bar_chunk(vdev, bar, off, (u8 *)buf, count, max,
+				 write);
+	return ret ? ret : count;
 }
 
 /*
  * The ROM is mapped only while it is read: pci_map_rom() turns its decoder
  * on (the ROM may share a decoder with a BAR) and pci_unmap_rom() turns it
- * off again.  The caller holds vdev->lock, as this changes config space.
+ * off again.  The ROM decodes only with memory decode on too, which the
+ * user may have turned off: it is turned on for the read, under
+ * memory_lock so that no user access sees it, and put back as the user
+ * set it.  The caller holds vdev->lock, as this changes config space;
+ * @buf is a kernel buffer (the core bounces user memory).
  */
 ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos)
@@ -123,6 +179,7 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 	u64 size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
 	void __iomem *rom;
 	size_t romsize;
+	u16 cmd;
 
 	lockdep_assert_held(&vdev->lock);
 
@@ -130,11 +187,14 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 		return -EINVAL;
 	count = min_t(u64, count, size - off);
 
-	rom = pci_map_rom(pdev, &romsize);
-	if (!rom)
-		return -EIO;
+	/* Memory decode on around the read, as the user left it after. */
+	cmd = vfio_pci_memory_lock_and_enable(vdev);
 	/* pci_map_rom() maps the whole BAR; romsize is just the image. */
-	memcpy_fromio(buf, rom + off, count);
-	pci_unmap_rom(pdev, rom);
-	return count;
+	rom = pci_map_rom(pdev, &romsize);
+	if (rom) {
+		memcpy_fromio(buf, rom + off, count);
+		pci_unmap_rom(pdev, rom);
+	}
+	vfio_pci_memory_unlock_and_restore(vdev, cmd);
+	return rom ? count : -EIO;
 }

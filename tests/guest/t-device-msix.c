@@ -11,12 +11,18 @@
  *
  * Interrupts come from the NIC's own cause logic: IVAR routes a cause to
  * an MSI-X vector, IMS enables it and a write to ICS raises it.
+ *
+ * The NIC also has what edu lacks for the decode cases of t-pci-decode:
+ * an expansion ROM (QEMU's efi-e1000e.rom) and an MSI-X table in a BAR.
+ * Both are read or programmed by the kernel with memory decode on for
+ * the moment, whatever the user set, which stays as it was.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,7 +52,11 @@
 #define CMD_MASTER	0x0004
 #define CAP_ID_MSIX	0x11
 #define MSIX_ENABLE	0x8000
+#define MSIX_TABLE	4		/* BIR and offset, in the capability */
+#define MSIX_PBA	8
 #define MAXV		8
+#define CFG_ROM		0x30
+#define ROM_ENABLE	0x1
 
 struct nic {
 	char name[VT_DEV_NAME_LEN];
@@ -398,6 +408,138 @@ static void test_msix_delivery(struct vt *t, void *arg)
 	nic_close(n);
 }
 
+/* Where the MSI-X table (or PBA, at cap + pba) is in the device fd. */
+static uint64_t msix_pos(struct vt *t, struct nic *n, uint32_t which)
+{
+	uint32_t v = cfg_rd(t, n, n->msix_pos + which, 4);
+
+	VT_CHECKF(t, (v & 7) < 6, "MSI-X BIR %u", v & 7);
+	return roff(v & 7) + (v & ~7U);
+}
+
+/*
+ * Memory decode off while the user enables MSI-X: the kernel writes the
+ * vector table in BAR3 all the same (with decode on for the moment), so
+ * the vectors fire once the user turns decode back on, and the command
+ * register shows decode off meanwhile, as the user set it.
+ */
+static void test_msix_mem_off(struct vt *t, void *arg)
+{
+	struct nic *n = arg;
+	int32_t fds[MAXV];
+	uint16_t cmd;
+	uint32_t i;
+
+	nic_open(t, n);
+	VT_CHECKF(t, n->nvec >= 2, "only %u vectors", n->nvec);
+	for (i = 0; i < n->nvec; i++)
+		fds[i] = n->efd[i];
+	cmd = cfg_rd(t, n, CFG_COMMAND, 2);
+	cfg_wr(t, n, CFG_COMMAND, 2, (cmd | CMD_MASTER) & ~CMD_MEMORY);
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 n->nvec, fds) == 0, "enable MSI-X: %s",
+		  strerror(errno));
+	VT_CHECKF(t, !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  "memory decode left on: command 0x%x",
+		  real_cfg(t, n, CFG_COMMAND, 2));
+	VT_CHECKF(t, !(cfg_rd(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  "memory decode shown on");
+
+	cfg_wr(t, n, CFG_COMMAND, 2, cmd | CMD_MASTER | CMD_MEMORY);
+	reg_wr(t, n, E1000_IVAR, (IVAR_VALID | 1) << 8);
+	reg_wr(t, n, E1000_IMS, CAUSE_TXQ0);
+	reg_wr(t, n, E1000_ICR, ~0U);
+	reg_wr(t, n, E1000_ICS, CAUSE_TXQ0);
+	VT_CHECKF(t, fired(n->efd[1], IRQ_WAIT_MS), "no MSI-X on vector 1: "
+		  "the table was not programmed with memory decode off");
+
+	/* Teardown masks the vectors: with decode off again, as the user. */
+	VT_CHECKF(t, nic_silence(n) == 0, "silence the NIC: %s",
+		  strerror(errno));
+	cfg_wr(t, n, CFG_COMMAND, 2, (cmd | CMD_MASTER) & ~CMD_MEMORY);
+	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
+					 0, NULL) == 0, "disable: %s",
+		  strerror(errno));
+	VT_CHECKF(t, !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  "memory decode left on after disable");
+	nic_close(n);
+}
+
+/*
+ * read/write skip the MSI-X table, which the kernel owns: reads return
+ * all ones and writes are dropped (the table itself, seen through an
+ * mmap, keeps the kernel's values).  The PBA passes through.
+ */
+static void test_msix_table_rw(struct vt *t, void *arg)
+{
+	struct nic *n = arg;
+	uint32_t buf[8], i, ctl, ctl2;
+	uint64_t table, pba, size;
+	uint32_t pba_v = 0;
+	volatile uint32_t *map;
+	int bir;
+
+	nic_open(t, n);
+	cfg_wr(t, n, CFG_COMMAND, 2, cfg_rd(t, n, CFG_COMMAND, 2) | CMD_MEMORY);
+	table = msix_pos(t, n, MSIX_TABLE);
+	pba = msix_pos(t, n, MSIX_PBA);
+	bir = (int)(table >> SHIFT);
+
+	memset(buf, 0, sizeof(buf));
+	VT_CHECKF(t, pread(n->d.device_fd, buf, sizeof(buf), (off_t)table) ==
+		  (ssize_t)sizeof(buf), "pread table: %s", strerror(errno));
+	for (i = 0; i < 8; i++)
+		VT_CHECKF(t, buf[i] == ~0U, "table word %u reads 0x%x", i,
+			  buf[i]);
+	VT_CHECKF(t, pread(n->d.device_fd, &pba_v, 4, (off_t)pba) == 4,
+		  "pread PBA: %s", strerror(errno));
+
+	map = vt_mmap_region(n->d.device_fd, (uint32_t)bir, &size);
+	VT_CHECKF(t, map != NULL, "mmap BAR%d: %s", bir, strerror(errno));
+	/* Vector 0's control word: masked (1) while nobody uses it. */
+	ctl = map[((table & 0xffffffffffULL) + 12) / 4];
+	memset(buf, 0, sizeof(buf));
+	VT_CHECKF(t, pwrite(n->d.device_fd, buf, 16, (off_t)table) == 16,
+		  "pwrite table: %s", strerror(errno));
+	ctl2 = map[((table & 0xffffffffffULL) + 12) / 4];
+	munmap((void *)map, size);
+	VT_CHECKF(t, ctl2 == ctl, "vector 0 control 0x%x -> 0x%x: a write "
+		  "reached the table", ctl, ctl2);
+	nic_close(n);
+}
+
+/*
+ * The ROM reads with memory decode off (turned on for the read only),
+ * and the command register and ROM BAR stay as the user left them.
+ */
+static void test_rom_mem_off(struct vt *t, void *arg)
+{
+	struct vfio_region_info reg = { .argsz = sizeof(reg) };
+	struct nic *n = arg;
+	uint8_t sig[2] = { 0, 0 };
+	uint16_t cmd;
+
+	nic_open(t, n);
+	reg.index = VFIO_PCI_ROM_REGION_INDEX;
+	VT_OK(t, ioctl(n->d.device_fd, VFIO_DEVICE_GET_REGION_INFO, &reg));
+	if (!reg.size)
+		vt_skip(t, "the e1000e has no ROM (QEMU found no romfile)");
+	cmd = cfg_rd(t, n, CFG_COMMAND, 2) & ~CMD_MEMORY;
+	cfg_wr(t, n, CFG_COMMAND, 2, cmd);
+	VT_CHECKF(t, pread(n->d.device_fd, sig, 2, (off_t)reg.offset) == 2,
+		  "pread ROM with decode off: %s", strerror(errno));
+	VT_CHECKF(t, sig[0] == 0x55 && sig[1] == 0xaa,
+		  "ROM signature %02x %02x", sig[0], sig[1]);
+	VT_CHECKF(t, cfg_rd(t, n, CFG_COMMAND, 2) == cmd &&
+		  !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  "command 0x%x (device 0x%x) after the ROM read, set 0x%x",
+		  cfg_rd(t, n, CFG_COMMAND, 2),
+		  real_cfg(t, n, CFG_COMMAND, 2), cmd);
+	VT_CHECKF(t, !(real_cfg(t, n, CFG_ROM, 4) & ROM_ENABLE),
+		  "ROM decoder left on");
+	nic_close(n);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-device-msix" };
@@ -421,6 +563,12 @@ int main(void)
 	VT_RUN(&t, test_msix_enable, &n);
 	nic_close(&n);
 	VT_RUN(&t, test_msix_delivery, &n);
+	nic_close(&n);
+	VT_RUN(&t, test_msix_mem_off, &n);
+	nic_close(&n);
+	VT_RUN(&t, test_msix_table_rw, &n);
+	nic_close(&n);
+	VT_RUN(&t, test_rom_mem_off, &n);
 	nic_close(&n);
 
 	if (n.present > 0)

@@ -20,12 +20,20 @@
  *
  * The fuzzer never writes edu's DMA registers (0x80-0x9f of BAR0): a DMA
  * with a random length or address aborts QEMU 7.2 itself.
+ *
+ * Memory and I/O decode are toggled through the command register, so a
+ * read of an mmap may raise SIGBUS (decode off): that is counted, not a
+ * crash.  A few times per run, a thread reads an mmap of edu2 (the one
+ * device here with a reset method, a bus reset) while another resets it:
+ * every read must see edu's ID or SIGBUS, never what a device that does
+ * not decode answers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +61,9 @@
 #define EDU_DMA_START	0x80
 #define EDU_DMA_END	0xa0
 #define MAX_ERRNO_SEEN	4096
+#define EDU2		"0000:01:00.0"
+#define EDU_ID_VALUE	0x010000ed
+#define MAX_RESET_MMAP	8	/* a reset holds its thread a while */
 
 enum kind { K_NONE, K_GROUP, K_IOMMU, K_DEVICE, K_EVENTFD, K_NKINDS };
 
@@ -104,6 +115,13 @@ struct fuzz {
 	char odd_what[128];
 	long bad_mmap;		/* mmaps the region did not allow */
 	char bad_mmap_what[160];
+	long mmap_sigbus;	/* mmap reads with decode off */
+	long decode_toggles;
+
+	int has_edu2;		/* bound to vfio: op_reset_mmap runs */
+	int reset_mmap_busy;	/* one op_reset_mmap at a time */
+	long reset_mmaps, resets, reset_reads, reset_sigbus, reset_bad;
+	uint32_t reset_bad_value;
 };
 
 struct worker {
@@ -122,12 +140,17 @@ struct worker {
  */
 static __thread const char *cur_op = "setup";
 
+/* Where a read of an mmap resumes after SIGBUS (decode off); per thread. */
+static __thread sigjmp_buf *bus_jmp;
+
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
 	char msg[160];
 	int n;
 
 	(void)uc;
+	if (sig == SIGBUS && bus_jmp)
+		siglongjmp(*bus_jmp, 1);
 	n = snprintf(msg, sizeof(msg), "not ok - t-fuzz/crash: signal %d at "
 		     "address %p during %s\n", sig, si->si_addr, cur_op);
 	if (write(STDOUT_FILENO, msg, (size_t)n) < 0)
@@ -867,10 +890,116 @@ static void op_mmap(struct worker *w)
 			close(copy);
 	}
 	if (ri && ri->size >= 4) {
+		sigjmp_buf jb;
+
 		word = (volatile uint32_t *)p + below(w, ri->size / 4);
-		(void)*word;
+		bus_jmp = &jb;
+		if (sigsetjmp(jb, 1) == 0)
+			(void)*word;
+		else
+			__atomic_add_fetch(&fz->mmap_sigbus, 1,
+					   __ATOMIC_RELAXED);
+		bus_jmp = NULL;
 	}
 	munmap(p, len);
+}
+
+/* Memory and I/O decode (and bus master) on or off, as a user would. */
+static void op_decode(struct worker *w)
+{
+	int dev, fd = pick(w, K_DEVICE, &dev);
+	off_t pos = (off_t)((uint64_t)VFIO_PCI_CONFIG_REGION_INDEX << 40) +
+		    VT_PCI_COMMAND;
+	uint16_t cmd = 0;
+	long r;
+
+	r = pread(fd, &cmd, 2, pos);
+	account(w, r, "pread command");
+	if (r != 2)
+		return;
+	cmd ^= (uint16_t)(below(w, 8) & (VT_PCI_COMMAND_MEMORY | 0x1 |
+					 VT_PCI_COMMAND_MASTER));
+	/* mostly with memory on: an mmap is worth reading then */
+	if (chance(w, 60))
+		cmd |= VT_PCI_COMMAND_MEMORY;
+	r = pwrite(fd, &cmd, 2, pos);
+	account(w, r, "pwrite command");
+	if (r == 2)
+		__atomic_add_fetch(&w->fz->decode_toggles, 1, __ATOMIC_RELAXED);
+}
+
+struct reset_reader {
+	struct fuzz *fz;
+	volatile uint32_t *bar;
+	volatile int stop;
+};
+
+static void *reset_reader_main(void *arg)
+{
+	struct reset_reader *r = arg;
+	struct fuzz *fz = r->fz;
+	sigjmp_buf jb;
+	uint32_t v;
+
+	bus_jmp = &jb;
+	while (!r->stop) {
+		if (sigsetjmp(jb, 1)) {
+			__atomic_add_fetch(&fz->reset_sigbus, 1,
+					   __ATOMIC_RELAXED);
+			continue;
+		}
+		v = r->bar[0];
+		__atomic_add_fetch(&fz->reset_reads, 1, __ATOMIC_RELAXED);
+		if (v != EDU_ID_VALUE &&
+		    __atomic_add_fetch(&fz->reset_bad, 1, __ATOMIC_RELAXED) == 1)
+			fz->reset_bad_value = v;
+	}
+	bus_jmp = NULL;
+	return NULL;
+}
+
+/* Reset edu2 while another thread reads its mmap. */
+static void op_reset_mmap(struct worker *w)
+{
+	struct fuzz *fz = w->fz;
+	struct reset_reader r = { .fz = fz };
+	struct vt_dev d;
+	pthread_t th;
+	uint64_t size;
+	int i, n;
+
+	if (w->in_child || !fz->has_edu2 ||
+	    __atomic_exchange_n(&fz->reset_mmap_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_add_fetch(&fz->reset_mmaps, 1, __ATOMIC_RELAXED) >
+	    MAX_RESET_MMAP)
+		goto out;
+	if (vt_open_dev(&d, EDU2) < 0) {
+		account(w, -1, "open edu2");
+		goto out;
+	}
+	r.bar = vt_mmap_region(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &size);
+	account(w, r.bar ? 0 : -1, "mmap edu2");
+	if (!r.bar || pthread_create(&th, NULL, reset_reader_main, &r)) {
+		if (r.bar)
+			munmap((void *)r.bar, size);
+		vt_close_dev(&d);
+		goto out;
+	}
+	n = 1 + (int)below(w, 2);
+	for (i = 0; i < n; i++) {
+		long ret = ioctl(d.device_fd, VFIO_DEVICE_RESET);
+
+		account(w, ret, "DEVICE_RESET edu2");
+		if (!ret)
+			__atomic_add_fetch(&fz->resets, 1, __ATOMIC_RELAXED);
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	munmap((void *)r.bar, size);
+	vt_close_dev(&d);
+out:
+	__atomic_store_n(&fz->reset_mmap_busy, 0, __ATOMIC_RELEASE);
 }
 
 static void op_dup(struct worker *w)
@@ -947,7 +1076,7 @@ static const struct op ops[] = {
 	OP(op_device_info, 5),	OP(op_new_eventfd, 3),	OP(op_set_irqs, 8),
 	OP(op_unmask, 3),	OP(op_reset, 1),	OP(op_random_ioctl, 4),
 	OP(op_rw, 8),		OP(op_mmap, 3),		OP(op_dup, 2),
-	OP(op_fork, 1),
+	OP(op_fork, 1),		OP(op_decode, 3),	OP(op_reset_mmap, 1),
 };
 
 static void run_ops(struct worker *w, long n)
@@ -1060,6 +1189,12 @@ static void test_fuzz(struct vt *t, void *arg)
 	dev_setup(t, &fz->dev[0], VT_EDU0, 1);
 	dev_setup(t, &fz->dev[1], VT_EDU1, 1);
 	dev_setup(t, &fz->dev[2], VT_TESTDEV0, 0);
+	{
+		char drv[32];
+
+		fz->has_edu2 = vt_device_driver(EDU2, drv, sizeof(drv)) == 0 &&
+			       !strcmp(drv, "vfio");
+	}
 	for (i = 0; i < NSLOT; i++) {
 		fz->slot[i].fd = -1;
 		fz->slot[i].kind = K_NONE;
@@ -1088,6 +1223,10 @@ static void test_fuzz(struct vt *t, void *arg)
 		if (fz->errno_count[e])
 			printf(" %s=%ld", strerrorname_np(e) ?
 			       strerrorname_np(e) : "?", fz->errno_count[e]);
+	printf("\n# %ld decode toggles, %ld mmap reads raised SIGBUS; "
+	       "edu2: %ld resets, %ld reads beside them (%ld SIGBUS)",
+	       fz->decode_toggles, fz->mmap_sigbus, fz->resets,
+	       fz->reset_reads, fz->reset_sigbus);
 	printf("\n# reproduce: t-fuzz %" PRIu64 " %ld <secs> 1 "
 	       "(VT_FUZZ_TRACE=1 to print every call)\n", fz->seed,
 	       fz->max_iters);
@@ -1099,6 +1238,10 @@ static void test_fuzz(struct vt *t, void *arg)
 		    fz->odd_errno_first, strerror(fz->odd_errno_first),
 		    fz->odd_what);
 
+	VT_CHECKF(t, fz->reset_bad == 0, "%ld reads of edu2's mmap during a "
+		    "reset saw 0x%x, not the ID: the device was accessed "
+		    "while it did not decode", fz->reset_bad,
+		    fz->reset_bad_value);
 	VT_CHECKF(t, fz->bad_mmap == 0, "%ld mmaps succeeded beyond what the "
 		    "region allows, first: %s", fz->bad_mmap, fz->bad_mmap_what);
 
