@@ -499,10 +499,11 @@ assert not b["ok"] and not b["bound"] and b["node"] is None, b
 PY
 	rc 0 vf bind 0000:00:04.0
 	: >"$DEV/pci:3"
+	chmod 0600 "$DEV/pci:3"
 	rc 0 vf status
 	chmod 0644 "$DEV/pci:1"
 	rc 5 vf status
-	grep -Eq '^0000:00:02\.0 .*DIFFERS' "$T/out" ||
+	grep -Eq '^0000:00:02\.0 .*WIDER' "$T/out" ||
 		die "wrong node mode not flagged"
 }
 
@@ -513,7 +514,9 @@ case_udev_owner() {
 		>"$T/want"
 	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
 	rc 0 vf udev-owner 1
-	[ ! -s "$T/out" ] || die "unconfigured group got: $(cat "$T/out")"
+	printf 'VFIO_OWNER=root\nVFIO_GROUP=root\nVFIO_MODE=0600\n' >"$T/want"
+	cmp -s "$T/want" "$T/out" ||
+		die "unconfigured group got: $(cat "$T/out")"
 	rc 1 vf udev-owner pci:x
 	want_no_writes
 }
@@ -521,8 +524,94 @@ case_udev_owner() {
 case_udev_owner_merges_group() {
 	conf "0000:00:1f.0 owner=$uid" "0000:00:1f.3 mode=0640"
 	rc 0 vf udev-owner pci:4
-	printf 'VFIO_OWNER=%s\nVFIO_MODE=0640\n' "$uid" >"$T/want"
+	printf 'VFIO_OWNER=%s\nVFIO_GROUP=root\nVFIO_MODE=0640\n' "$uid" \
+		>"$T/want"
 	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+}
+
+# Removing group= (or the line) must take the node back to root's.
+case_udev_owner_narrows_after_removal() {
+	conf "0000:00:04.0 owner=1 group=1 mode=0660"
+	rc 0 vf udev-owner pci:3
+	want_in "$T/out" "VFIO_GROUP=1"
+	conf "0000:00:04.0 owner=1 mode=0660"
+	rc 0 vf udev-owner pci:3
+	want_in "$T/out" "VFIO_GROUP=root"
+	rm "$CONF"
+	rc 0 vf udev-owner pci:3
+	printf 'VFIO_OWNER=root\nVFIO_GROUP=root\nVFIO_MODE=0600\n' >"$T/want"
+	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+}
+
+# The rule must reset the node and the stale imports before importing.
+case_udev_rule_resets_first() {
+	local rules=$here/../../udev/70-vfio-dkms.rules reset import
+	reset=$(grep -n 'OWNER="root", GROUP="root", MODE="0600"' "$rules" |
+		cut -d: -f1)
+	import=$(grep -n 'IMPORT{program}="/usr/sbin/vfioctl udev-owner' \
+		"$rules" | cut -d: -f1)
+	[ -n "$reset" ] && [ -n "$import" ] && [ "$reset" -lt "$import" ] ||
+		die "no root:root 0600 reset before the udev-owner import"
+	grep -q 'ENV{VFIO_GROUP}=""' "$rules" || die "stale VFIO_GROUP kept"
+}
+
+case_apply_retriggers_every_node() {
+	local n
+	for n in 1 3 9; do
+		mkdir -p "$S/class/vfio/pci:$n"
+		: >"$S/class/vfio/pci:$n/uevent"
+	done
+	conf "0000:00:04.0 owner=$uid"
+	rc 0 vf apply
+	for n in 1 3 9; do
+		want_in "$LOG" "class/vfio/pci:$n/uevent change"
+	done
+	# Also with the whole configuration gone.
+	rm "$CONF"
+	: >"$LOG"
+	rc 0 vf apply
+	for n in 1 3 9; do
+		want_in "$LOG" "class/vfio/pci:$n/uevent change"
+	done
+}
+
+case_status_wider() {
+	conf "0000:00:04.0"
+	rc 0 vf bind 0000:00:04.0
+	: >"$DEV/pci:3"
+	chown 1:1 "$DEV/pci:3"
+	chmod 0660 "$DEV/pci:3"
+	# group=kvm removed from the line: alice:kvm 0660 is wider than root.
+	rc 5 vf status
+	grep -Eq '^0000:00:04\.0 .* WIDER ' "$T/out" ||
+		die "wider node not flagged: $(cat "$T/out")"
+	rc 5 vf --json status
+	python3 - "$T/out" <<'PY' || die "status json wider wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+a = s["devices"][0]
+assert a["wider"] is True and a["state"] == "WIDER" and not a["ok"], a
+assert a["want"]["owner"] == "root" and a["want"]["mode"] == 0o600, a
+PY
+	# Narrower than configured: differs, but is not wider.
+	conf "0000:00:04.0 owner=1 group=1 mode=0660"
+	chmod 0640 "$DEV/pci:3"
+	rc 5 vf status
+	grep -Eq '^0000:00:04\.0 .* DIFFERS ' "$T/out" ||
+		die "narrower node: $(cat "$T/out")"
+	want_not_in "$T/out" WIDER
+	chmod 0660 "$DEV/pci:3"
+	rc 0 vf status
+	# Mode bits beyond the configured ones are wider.
+	chmod 0666 "$DEV/pci:3"
+	rc 5 vf status
+	want_in "$T/out" WIDER
+	# A node nobody configures or binds any more.
+	chmod 0660 "$DEV/pci:3"
+	: >"$DEV/pci:9"
+	chmod 0666 "$DEV/pci:9"
+	rc 5 vf status
+	want_in "$T/out" "$DEV/pci:9  no configured or bound device  WIDER"
 }
 
 case_udev_owner_fails_closed() {
@@ -595,6 +684,8 @@ case_udev_claim_config_error() {
 	rc 1 vf udev-claim 0000:00:02.0
 	want_no_writes
 }
+
+here=$(cd "$(dirname "$0")" && pwd)
 
 # "env VAR=x vfioctl ..." inside rc needs a command, not the vf function.
 VFIOCTL_SELF=$scratch/vf-self

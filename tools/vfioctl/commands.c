@@ -197,20 +197,39 @@ int cmd_check(const struct vfioctl *v)
 	return ret;
 }
 
-/* Ask udev to apply the rules to the group node again (new ownership). */
-static void retrigger_node(const struct vfioctl *v, int group)
+/*
+ * Ask udev to apply the rules to every group node again, as "udevadm
+ * trigger --action=change" does: configured or not, so that a node whose
+ * line was edited or removed loses what it no longer may have.
+ */
+static void retrigger_nodes(const struct vfioctl *v)
 {
-	char path[4096];
+	char dir[4096], path[4400];
+	struct dirent *de;
 	struct stat st;
+	DIR *d;
 	int err;
 
-	if (!sysfs_path(v, path, sizeof(path), "class/vfio/pci:%d/uevent",
-			group) || stat(path, &st))
+	if (!sysfs_path(v, dir, sizeof(dir), "class/vfio"))
 		return;
-	err = sysfs_write(path, "change");
-	if (err)
-		msg_err("group %d: asking udev to update its node: %s", group,
-			strerror(-err));
+	d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT)
+			msg_err("reading %s: %s", dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "pci:", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/uevent", dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		err = sysfs_write(path, "change");
+		if (err)
+			msg_err("%s: asking udev to update its node: %s",
+				de->d_name, strerror(-err));
+	}
+	closedir(d);
 }
 
 static const char *result_word(const struct bind_opts *o)
@@ -247,6 +266,7 @@ int cmd_apply(const struct vfioctl *v)
 	if (!c.n) {
 		msg_info(v, "%s: no devices configured", v->config);
 		conf_free(&c);
+		retrigger_nodes(v);
 		return EXIT_OK;
 	}
 	ret = load_devices(v, &l, &c);
@@ -268,11 +288,10 @@ int cmd_apply(const struct vfioctl *v)
 		const struct pci_dev *d = p.t[i].dev;
 		struct bind_opts o = { 0 };
 
-		if (tally_add(&t, dev_bind(v, d->addr, &o))) {
+		if (tally_add(&t, dev_bind(v, d->addr, &o)))
 			report_bound(v, d->addr, &o);
-			retrigger_node(v, d->group);
-		}
 	}
+	retrigger_nodes(v);
 	printf("apply: %zu bound, %zu failed%s\n", t.ok, t.failed + t.broken,
 	       t.broken ? ", some could not be restored" : "");
 	ret = t.broken ? EXIT_RESTORE : t.failed ? EXIT_PARTIAL : EXIT_OK;
@@ -410,20 +429,188 @@ static bool node_stat(const struct vfioctl *v, int group, struct stat *st,
 	return !stat(path, st);
 }
 
-static bool node_matches(const struct conf_entry *own, const struct stat *st)
+/* How a node compares with what it should have. */
+enum node_state { NODE_OK, NODE_DIFFERS, NODE_WIDER };
+
+static const char *const node_words[] = { "ok", "DIFFERS", "WIDER" };
+
+static enum node_state node_compare(const struct conf_entry *own,
+				    const struct stat *st)
 {
-	return (!own->has_owner || own->uid == st->st_uid) &&
-	       (!own->has_group || own->gid == st->st_gid) &&
-	       (!own->has_mode || own->mode == (st->st_mode & 07777));
+	if (ownership_wider(own, st))
+		return NODE_WIDER;
+	if ((st->st_mode & 07777) != own->mode)
+		return NODE_DIFFERS;
+	return NODE_OK;
+}
+
+/*
+ * One line (or JSON object) of status for @d, configured by @e or bound
+ * by hand (@e NULL).  Returns true when it is as it should be: bound to
+ * vfio when configured, and its node, if any, exactly as configured
+ * (unconfigured fields: root:root 0600), never wider.
+ */
+static bool status_entry(const struct vfioctl *v, const struct conf *c,
+			 const struct pci_list *l, const struct pci_dev *d,
+			 const struct conf_entry *e, struct json *j)
+{
+	bool bound = !strcmp(d->driver, VFIO_DRIVER);
+	enum node_state ns = NODE_OK;
+	bool have_own, have_node = false, ok;
+	struct conf_entry own;
+	char node[4200], want[256];
+	struct stat st;
+
+	/* Disagreeing devices: udev-owner fails and the node stays root's. */
+	have_own = group_ownership(c, l, d->group, &own);
+	conf_entry_describe(&own, want, sizeof(want));
+	ownership_fill_defaults(&own);
+	if (d->group >= 0)
+		have_node = node_stat(v, d->group, &st, node, sizeof(node));
+	if (have_node)
+		ns = node_compare(&own, &st);
+	else if (bound)
+		ns = NODE_DIFFERS;
+	ok = (bound || !e) && ns == NODE_OK;
+	if (j) {
+		json_begin_obj(j, NULL);
+		json_str(j, "address", d->addr);
+		if (e)
+			json_int(j, "line", e->line);
+		else
+			json_null(j, "line");
+		json_bool(j, "configured", e != NULL);
+		if (d->group >= 0)
+			json_int(j, "iommu_group", d->group);
+		else
+			json_null(j, "iommu_group");
+		json_str(j, "driver", d->driver[0] ? d->driver : NULL);
+		json_bool(j, "bound", bound);
+		json_bool(j, "viable", group_viable(l, d->group));
+		json_begin_obj(j, "want");
+		json_str(j, "owner", own.owner);
+		json_str(j, "group", own.group);
+		json_int(j, "uid", own.uid);
+		json_int(j, "gid", own.gid);
+		json_int(j, "mode", own.mode);
+		json_bool(j, "agreed", have_own);
+		json_end_obj(j);
+		if (have_node) {
+			json_begin_obj(j, "node");
+			json_str(j, "path", node);
+			json_int(j, "uid", st.st_uid);
+			json_int(j, "gid", st.st_gid);
+			json_int(j, "mode", st.st_mode & 07777);
+			json_end_obj(j);
+		} else {
+			json_null(j, "node");
+		}
+		json_bool(j, "wider", ns == NODE_WIDER);
+		json_str(j, "state", !ok && ns == NODE_OK ? "DIFFERS" :
+			 node_words[ns]);
+		json_bool(j, "ok", ok);
+		json_end_obj(j);
+		return ok;
+	}
+	if (e)
+		printf("%s  line %d  group %d  driver %s  %s", d->addr,
+		       e->line, d->group, d->driver[0] ? d->driver : "-",
+		       !ok && ns == NODE_OK ? "DIFFERS" : node_words[ns]);
+	else
+		printf("%s  not configured  group %d  driver vfio  (bound by hand)  %s",
+		       d->addr, d->group, node_words[ns]);
+	if (e && !bound)
+		printf(" (want vfio)");
+	if (have_node)
+		printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
+		       (unsigned int)st.st_gid, st.st_mode & 07777);
+	else if (bound)
+		printf("  no node in %s", v->dev_dir);
+	printf("  (want %s%s%s:%s %04o)", want, want[0] ? ", i.e. " : "",
+	       own.owner, own.group, own.mode);
+	if (!have_own)
+		printf("  (devices of the group disagree: root only)");
+	printf("\n");
+	return ok;
+}
+
+/* A device of @group was reported by status already. */
+static bool group_reported(const struct conf *c, const struct pci_list *l,
+			   int group)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->devs[i].group == group &&
+		    (conf_match(c, &l->devs[i]) ||
+		     !strcmp(l->devs[i].driver, VFIO_DRIVER)))
+			return true;
+	return false;
+}
+
+/*
+ * Nodes in the device directory that no reported device accounts for
+ * (a group whose configuration was removed, a node left by hand): each
+ * must be root:root 0600 at most.  Returns false when one is wider.
+ */
+static bool status_other_nodes(const struct vfioctl *v, const struct conf *c,
+			       const struct pci_list *l, struct json *j)
+{
+	struct conf_entry own;
+	char path[4200];
+	struct dirent *de;
+	struct stat st;
+	bool ok = true;
+	long group;
+	char *end;
+	DIR *dir;
+
+	dir = opendir(v->dev_dir);
+	if (!dir)
+		return true;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "pci:", 4))
+			continue;
+		errno = 0;
+		group = strtol(de->d_name + 4, &end, 10);
+		if (!de->d_name[4] || *end || errno || group < 0 ||
+		    group > 0x7fffffff || group_reported(c, l, (int)group))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", v->dev_dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		group_ownership(c, l, (int)group, &own);
+		ownership_fill_defaults(&own);
+		if (!ownership_wider(&own, &st))
+			continue;
+		ok = false;
+		if (j) {
+			json_begin_obj(j, NULL);
+			json_str(j, "path", path);
+			json_int(j, "iommu_group", group);
+			json_int(j, "uid", st.st_uid);
+			json_int(j, "gid", st.st_gid);
+			json_int(j, "mode", st.st_mode & 07777);
+			json_bool(j, "wider", true);
+			json_end_obj(j);
+		} else {
+			printf("%s  no configured or bound device  WIDER  %u:%u %04o  (want %s:%s %04o)\n",
+			       path, (unsigned int)st.st_uid,
+			       (unsigned int)st.st_gid, st.st_mode & 07777,
+			       own.owner, own.group, own.mode);
+		}
+	}
+	closedir(dir);
+	return ok;
 }
 
 int cmd_status(const struct vfioctl *v)
 {
 	bool differs = false;
+	struct json js, *j = NULL;
 	struct pci_list l;
 	struct plan p;
 	struct conf c;
-	struct json j;
 	size_t i;
 	int ret;
 
@@ -435,102 +622,38 @@ int cmd_status(const struct vfioctl *v)
 		goto out;
 	}
 	if (v->json) {
-		json_init(&j, stdout);
-		json_begin_obj(&j, NULL);
-		json_str(&j, "config", v->config);
-		json_begin_arr(&j, "devices");
+		j = &js;
+		json_init(j, stdout);
+		json_begin_obj(j, NULL);
+		json_str(j, "config", v->config);
+		json_int(j, "entries", c.n);
+		json_begin_arr(j, "devices");
+	} else if (!c.n) {
+		printf("%s: no devices configured\n", v->config);
 	}
-	for (i = 0; i < p.n; i++) {
-		const struct target *t = &p.t[i];
-		const struct pci_dev *d = t->dev;
-		bool bound = !strcmp(d->driver, VFIO_DRIVER);
-		struct conf_entry own;
-		bool have_own, have_node = false, node_ok = true;
-		char node[4200], want[256];
-		struct stat st;
-
-		have_own = group_ownership(&c, &l, d->group, &own);
-		if (d->group >= 0)
-			have_node = node_stat(v, d->group, &st, node,
-					      sizeof(node));
-		if (bound && (!have_node || (have_own &&
-					     !node_matches(&own, &st))))
-			node_ok = false;
-		if (!bound || !node_ok)
+	for (i = 0; i < p.n; i++)
+		if (!status_entry(v, &c, &l, p.t[i].dev, p.t[i].e, j))
 			differs = true;
-		conf_entry_describe(&own, want, sizeof(want));
-		if (v->json) {
-			json_begin_obj(&j, NULL);
-			json_str(&j, "address", d->addr);
-			json_int(&j, "line", t->e->line);
-			if (d->group >= 0)
-				json_int(&j, "iommu_group", d->group);
-			else
-				json_null(&j, "iommu_group");
-			json_str(&j, "driver", d->driver[0] ? d->driver : NULL);
-			json_bool(&j, "bound", bound);
-			json_bool(&j, "viable", group_viable(&l, d->group));
-			json_begin_obj(&j, "want");
-			json_str(&j, "owner", own.has_owner ? own.owner : NULL);
-			json_str(&j, "group", own.has_group ? own.group : NULL);
-			if (own.has_mode)
-				json_int(&j, "mode", own.mode);
-			else
-				json_null(&j, "mode");
-			json_end_obj(&j);
-			if (have_node) {
-				json_begin_obj(&j, "node");
-				json_str(&j, "path", node);
-				json_int(&j, "uid", st.st_uid);
-				json_int(&j, "gid", st.st_gid);
-				json_int(&j, "mode", st.st_mode & 07777);
-				json_end_obj(&j);
-			} else {
-				json_null(&j, "node");
-			}
-			json_bool(&j, "ok", bound && node_ok);
-			json_end_obj(&j);
-			continue;
-		}
-		printf("%s  line %d  group %d  driver %s  %s", d->addr,
-		       t->e->line, d->group, d->driver[0] ? d->driver : "-",
-		       bound && node_ok ? "ok" : "DIFFERS");
-		if (!bound)
-			printf(" (want vfio)");
-		if (have_node)
-			printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
-			       (unsigned int)st.st_gid, st.st_mode & 07777);
-		else if (bound)
-			printf("  no node in %s", v->dev_dir);
-		if (want[0])
-			printf("  (want %s)", want);
-		printf("\n");
-	}
 	/* Devices on vfio that the configuration does not mention. */
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
 
 		if (strcmp(d->driver, VFIO_DRIVER) || conf_match(&c, d))
 			continue;
-		if (v->json) {
-			json_begin_obj(&j, NULL);
-			json_str(&j, "address", d->addr);
-			json_null(&j, "line");
-			json_int(&j, "iommu_group", d->group);
-			json_str(&j, "driver", d->driver);
-			json_bool(&j, "bound", true);
-			json_bool(&j, "ok", true);
-			json_end_obj(&j);
-		} else {
-			printf("%s  not configured  group %d  driver vfio  (bound by hand)\n",
-			       d->addr, d->group);
-		}
+		if (!status_entry(v, &c, &l, d, NULL, j))
+			differs = true;
 	}
-	if (v->json) {
-		json_end_arr(&j);
-		json_bool(&j, "ok", !differs);
-		json_end_obj(&j);
-		json_end(&j);
+	if (j) {
+		json_end_arr(j);
+		json_begin_arr(j, "other_nodes");
+	}
+	if (!status_other_nodes(v, &c, &l, j))
+		differs = true;
+	if (j) {
+		json_end_arr(j);
+		json_bool(j, "ok", !differs);
+		json_end_obj(j);
+		json_end(j);
 	}
 	ret = differs ? EXIT_DIFFERS : EXIT_OK;
 out:
@@ -542,9 +665,10 @@ out:
 
 /*
  * udev IMPORT{program} helper for a /dev/vfio/pci:N node: prints the
- * configured ownership as VFIO_OWNER=, VFIO_GROUP=, VFIO_MODE= lines, or
- * nothing (the kernel default, root only).  Any doubt prints nothing and
- * fails, which udev treats as "import nothing": fail closed.
+ * ownership as VFIO_OWNER=, VFIO_GROUP=, VFIO_MODE= lines, the
+ * configured fields merged over root:root 0600.  Any doubt prints nothing
+ * and fails, which udev treats as "import nothing"; the rule has already
+ * set root:root 0600 and cleared the old values: fail closed.
  */
 int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
 {
@@ -576,12 +700,14 @@ int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (own.has_owner)
-		printf("VFIO_OWNER=%s\n", own.owner);
-	if (own.has_group)
-		printf("VFIO_GROUP=%s\n", own.group);
-	if (own.has_mode)
-		printf("VFIO_MODE=%04o\n", own.mode);
+	/*
+	 * All three, always: udev keeps a device's imported properties
+	 * across "change" events, so a field left out would keep whatever
+	 * an older configuration gave the node.
+	 */
+	ownership_fill_defaults(&own);
+	printf("VFIO_OWNER=%s\nVFIO_GROUP=%s\nVFIO_MODE=%04o\n", own.owner,
+	       own.group, own.mode);
 out:
 	pci_list_free(&l);
 	conf_free(&c);
