@@ -45,6 +45,30 @@ mkdev() {
 	fi
 }
 
+# mknet ADDR IF OPERSTATE FLAGS: a network interface of a PCI device.
+mknet() {
+	local n=$S/bus/pci/devices/$1/net/$2
+	mkdir -p "$n" "$S/class/net"
+	echo "$3" >"$n/operstate"
+	echo "$4" >"$n/flags"
+	ln -s "$n" "$S/class/net/$2"
+}
+
+# mkdisk ADDR NAME MAJ:MIN [PART MAJ:MIN]: a disk behind a PCI device.
+mkdisk() {
+	local h=$S/bus/pci/devices/$1/host0/target0:0:0/0:0:0:0
+	local b=$h/block/$2
+	mkdir -p "$b/holders" "$S/block"
+	echo "$3" >"$b/dev"
+	ln -s "$h" "$b/device"
+	ln -s "$b" "$S/block/$2"
+	if [ $# -gt 3 ]; then
+		mkdir -p "$b/$4/holders"
+		echo "$5" >"$b/$4/dev"
+		echo 1 >"$b/$4/partition"
+	fi
+}
+
 fresh_tree() {
 	T=$(mktemp -d "$scratch/case.XXXXXX")
 	S=$T/sys
@@ -52,7 +76,14 @@ fresh_tree() {
 	STATE=$T/run
 	DEV=$T/dev
 	LOG=$T/log
-	mkdir -p "$S/bus/pci/devices" "$DEV"
+	P=$T/proc
+	mkdir -p "$S/bus/pci/devices" "$DEV" "$P/net" "$P/self"
+	printf 'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n' \
+		>"$P/net/route"
+	: >"$P/net/ipv6_route"
+	: >"$P/self/mountinfo"
+	printf 'Filename\tType\tSize\tUsed\tPriority\n' >"$P/swaps"
+	: >"$P/consoles"
 	: >"$S/bus/pci/drivers_probe"
 	: >"$LOG"
 	mkdrv vfio
@@ -73,7 +104,8 @@ fresh_tree() {
 
 vf() {
 	FAKE_SYSFS=$S FAKE_LOG=$LOG "$VFIOCTL" --sysfs-root "$S" \
-		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" "$@"
+		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" \
+		--proc-root "$P" "$@"
 }
 
 # --- assertions: each prints why on stderr and fails --------------------
@@ -411,6 +443,152 @@ case_apply_retriggers_node() {
 	want_in "$LOG" "class/vfio/pci:3/uevent change"
 }
 
+# --- devices the host uses ---------------------------------------------
+
+case_inuse_net_up() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "0000:00:02.0: refused: in use by the host: network interface eth0 is up"
+	want_no_writes
+	want_driver 0000:00:02.0 e1000e
+	rc 0 vf --force bind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_net_iff_up() {
+	mknet 0000:00:02.0 eth0 down 0x1003
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 is up (IFF_UP)"
+	want_no_writes
+}
+
+case_inuse_net_routes() {
+	mknet 0000:00:02.0 eth0 down 0x1002
+	printf 'eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n' \
+		>>"$P/net/route"
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 carries routes"
+	want_no_writes
+	printf 'Iface\n' >"$P/net/route"
+	echo "fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0" \
+		>"$P/net/ipv6_route"
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 carries routes"
+	: >"$P/net/ipv6_route"
+	# Down, no routes: free to take.
+	rc 0 vf bind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_block_mounted() {
+	mkdisk 0000:00:03.0 sda 8:0 sda1 8:1
+	echo "29 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw" \
+		>"$P/self/mountinfo"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is mounted on /"
+	want_no_writes
+	: >"$P/self/mountinfo"
+	printf '/dev/sda1\tpartition\t1024\t0\t-2\n' >>"$P/swaps"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is in use as swap"
+	printf 'Filename\n' >"$P/swaps"
+	rc 0 vf bind 0000:00:03.0
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_block_holders() {
+	mkdisk 0000:00:03.0 sdb 8:16
+	mkdir "$S/block/sdb/holders/dm-0"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sdb is held by dm-0"
+	want_no_writes
+	rc 0 vf -f bind 0000:00:03.0
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_boot_vga() {
+	echo 1 >"$S/bus/pci/devices/0000:00:03.0/boot_vga"
+	echo 0 >"$S/bus/pci/devices/0000:00:04.0/boot_vga"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "it is the boot VGA device"
+	rc 0 vf bind 0000:00:04.0
+	want_driver 0000:00:04.0 vfio
+}
+
+case_inuse_console() {
+	mkdir -p "$S/bus/pci/devices/0000:00:03.0/graphics/fb0" \
+		"$S/class/graphics"
+	ln -s "$S/bus/pci/devices/0000:00:03.0" \
+		"$S/bus/pci/devices/0000:00:03.0/graphics/fb0/device"
+	ln -s "$S/bus/pci/devices/0000:00:03.0/graphics/fb0" \
+		"$S/class/graphics/fb0"
+	rc 0 vf bind 0000:00:03.0
+	rc 0 vf unbind 0000:00:03.0
+	echo "tty0                 -WU (EC p  )    4:1" >"$P/consoles"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "framebuffer fb0 shows the console (tty0)"
+	# A serial console on a PCI serial card.
+	mkdir -p "$S/bus/pci/devices/0000:00:04.0/tty/ttyS4" "$S/class/tty"
+	ln -s "$S/bus/pci/devices/0000:00:04.0" \
+		"$S/bus/pci/devices/0000:00:04.0/tty/ttyS4/device"
+	ln -s "$S/bus/pci/devices/0000:00:04.0/tty/ttyS4" "$S/class/tty/ttyS4"
+	echo "ttyS4                -W- (E  p a)    4:68" >"$P/consoles"
+	rc 3 vf bind 0000:00:04.0
+	want_in "$T/err" "it is the console (ttyS4)"
+}
+
+# An ID line skips (and says why) what an address line would fail on.
+case_inuse_apply_id_line_skips() {
+	mknet 0000:00:03.0 eth1 up 0x1003
+	conf "1234:11e8"
+	rc 0 vf apply
+	want_in "$T/err" "0000:00:03.0: skipped: in use by the host: network interface eth1 is up"
+	want_driver 0000:00:03.0 uio_edu
+	want_driver 0000:00:04.0 vfio
+	want_driver 0000:01:00.0 vfio
+	want_in "$T/out" "apply: 2 bound, 0 failed, 1 skipped (in use by the host)"
+	conf "1234:11e8 force"
+	rc 0 vf apply
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_apply_address_line_fails() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "0000:00:02.0" "0000:00:04.0"
+	rc 2 vf apply
+	want_in "$T/err" "0000:00:02.0: refused: in use by the host"
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:04.0 vfio
+	rc 0 vf --force apply
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_udev_claim() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "8086:10d3"
+	rc 3 vf udev-claim 0000:00:02.0
+	[ ! -s "$T/out" ] || die "printed: $(cat "$T/out")"
+	want_in "$T/err" "skipped: in use by the host: network interface eth0 is up"
+	want_no_writes
+	conf "0000:00:02.0 force"
+	rc 0 vf udev-claim 0000:00:02.0
+	want_in "$T/out" "VFIO_CLAIMED=1"
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_check_warns() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "0000:00:02.0"
+	rc 0 vf check
+	want_in "$T/err" "devices.conf:1: warning: 0000:00:02.0 is in use by the host (network interface eth0 is up)"
+	conf "0000:00:02.0 force"
+	rc 0 vf check
+	want_not_in "$T/err" "in use"
+	conf "0000:00:02.0 force force"
+	rc 1 vf check
+	want_in "$T/err" "force given twice"
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"
@@ -692,10 +870,11 @@ VFIOCTL_SELF=$scratch/vf-self
 cat >"$VFIOCTL_SELF" <<EOS
 #!/bin/sh
 exec env FAKE_SYSFS="\$S" FAKE_LOG="\$LOG" "$VFIOCTL" --sysfs-root "\$S" \\
-	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" "\$@"
+	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" \\
+	--proc-root "\$P" "\$@"
 EOS
 chmod +x "$VFIOCTL_SELF"
-export S LOG CONF STATE DEV
+export S LOG CONF STATE DEV P
 
 for c in $(declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'); do
 	run "$c"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "inuse.h"
 #include "sysfs.h"
 
 static bool state_path(const struct vfioctl *v, const char *addr,
@@ -170,6 +171,7 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 	o->pending = false;
 	o->already = false;
 	o->prev[0] = '\0';
+	o->why[0] = '\0';
 	err = pci_dev_load(v, addr, &d);
 	if (err) {
 		msg_err("%s: %s", addr, err == -ENODEV ? "no such PCI device" :
@@ -180,6 +182,9 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 		o->already = true;
 		return BIND_OK;
 	}
+	/* Like dpdk-devbind's "*Active*": never from under the host. */
+	if (!o->force && dev_in_use(v, &d, o->why, sizeof(o->why)))
+		return BIND_REFUSED;
 	if (d.group < 0) {
 		msg_err("%s: has no IOMMU group (is the IOMMU on? intel_iommu=on or amd_iommu=on)",
 			d.addr);

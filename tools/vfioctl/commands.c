@@ -13,6 +13,7 @@
 #include "bind.h"
 #include "commands.h"
 #include "config.h"
+#include "inuse.h"
 #include "json.h"
 #include "plan.h"
 #include "sysfs.h"
@@ -74,8 +75,16 @@ static int load_all(const struct vfioctl *v, struct conf *c,
 
 /* What became of several devices, counted by tally_add(). */
 struct tally {
-	size_t n, ok, failed, broken;
+	size_t n, ok, failed, broken, skipped;
 };
+
+/* The line that says why a device the host uses was not taken. */
+static void report_refused(const char *addr, const struct bind_opts *o,
+			   bool skipped)
+{
+	msg_err("%s: %s: in use by the host: %s (force to take it anyway)",
+		addr, skipped ? "skipped" : "refused", o->why);
+}
 
 /* Count @r in @t; true when the device is where it was asked to go. */
 static bool tally_add(struct tally *t, enum bind_result r)
@@ -86,6 +95,7 @@ static bool tally_add(struct tally *t, enum bind_result r)
 		t->ok++;
 		return true;
 	case BIND_FAILED:
+	case BIND_REFUSED:
 		t->failed++;
 		break;
 	case BIND_RESTORE_FAILED:
@@ -162,6 +172,25 @@ int cmd_list(const struct vfioctl *v)
 	return EXIT_OK;
 }
 
+/* Lines that would take a device the host uses: apply will skip them. */
+static void warn_in_use(const struct vfioctl *v, const struct conf *c,
+			const struct plan *p)
+{
+	char why[512];
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct target *t = &p->t[i];
+
+		if (t->e->force || !strcmp(t->dev->driver, VFIO_DRIVER) ||
+		    !dev_in_use(v, t->dev, why, sizeof(why)))
+			continue;
+		conf_warn(c, t->e->line,
+			  "%s is in use by the host (%s): apply and hotplug will not take it unless the line says force",
+			  t->dev->addr, why);
+	}
+}
+
 int cmd_check(const struct vfioctl *v)
 {
 	struct pci_list l;
@@ -182,6 +211,7 @@ int cmd_check(const struct vfioctl *v)
 	} else {
 		if (plan_build(&p, &c, &l, true))
 			conf_error(&c, 0, "out of memory");
+		warn_in_use(v, &c, &p);
 		plan_free(&p);
 		pci_list_free(&l);
 	}
@@ -286,14 +316,31 @@ int cmd_apply(const struct vfioctl *v)
 	}
 	for (i = 0; i < p.n; i++) {
 		const struct pci_dev *d = p.t[i].dev;
-		struct bind_opts o = { 0 };
+		const struct conf_entry *e = p.t[i].e;
+		struct bind_opts o = { .force = v->force || e->force };
+		enum bind_result r = dev_bind(v, d->addr, &o);
 
-		if (tally_add(&t, dev_bind(v, d->addr, &o)))
+		/*
+		 * A vendor:device line stands for devices nobody looked at
+		 * one by one: one the host uses is skipped, not a failure,
+		 * so the host's own NIC of the same model keeps working and
+		 * the boot does not fail.  An address line was meant.
+		 */
+		if (r == BIND_REFUSED && e->kind == CONF_ID) {
+			report_refused(d->addr, &o, true);
+			t.skipped++;
+			continue;
+		}
+		if (r == BIND_REFUSED)
+			report_refused(d->addr, &o, false);
+		if (tally_add(&t, r))
 			report_bound(v, d->addr, &o);
 	}
 	retrigger_nodes(v);
-	printf("apply: %zu bound, %zu failed%s\n", t.ok, t.failed + t.broken,
-	       t.broken ? ", some could not be restored" : "");
+	printf("apply: %zu bound, %zu failed", t.ok, t.failed + t.broken);
+	if (t.skipped)
+		printf(", %zu skipped (in use by the host)", t.skipped);
+	printf("%s\n", t.broken ? ", some could not be restored" : "");
 	ret = t.broken ? EXIT_RESTORE : t.failed ? EXIT_PARTIAL : EXIT_OK;
 out:
 	plan_free(&p);
@@ -343,11 +390,15 @@ static int move_devices(const struct vfioctl *v, int argc, char **argv,
 	if (ret)
 		return ret;
 	for (i = 0; i < argc; i++) {
-		struct bind_opts o = { 0 };
+		struct bind_opts o = { .force = v->force };
 
 		parse_pci_addr(argv[i], addr);
 		if (bind) {
-			if (tally_add(&t, dev_bind(v, addr, &o)))
+			enum bind_result r = dev_bind(v, addr, &o);
+
+			if (r == BIND_REFUSED)
+				report_refused(addr, &o, false);
+			if (tally_add(&t, r))
 				report_bound(v, addr, &o);
 		} else if (tally_add(&t, dev_unbind(v, addr))) {
 			msg_info(v, "%s: given back", addr);
@@ -748,7 +799,12 @@ int cmd_udev_claim(const struct vfioctl *v, int argc, char **argv)
 		conf_free(&c);
 		return EXIT_OK;
 	}
+	o.force = v->force || e->force;
 	switch (dev_bind(v, addr, &o)) {
+	case BIND_REFUSED:
+		report_refused(addr, &o, e->kind == CONF_ID);
+		ret = EXIT_FAILED;
+		break;
 	case BIND_OK:
 		printf("VFIO_CLAIMED=1\n");
 		if (o.pending)

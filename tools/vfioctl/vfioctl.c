@@ -69,6 +69,8 @@ static void usage(FILE *f)
 		"  -s, --sysfs-root DIR   sysfs to use instead of /sys\n"
 		"      --state-dir DIR    remembered drivers (/run/vfio)\n"
 		"      --dev-dir DIR      group nodes (/dev/vfio)\n"
+		"      --proc-root DIR    procfs to use instead of /proc\n"
+		"  -f, --force            also take devices the host is using\n"
 		"  -j, --json             machine-readable list and status\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
@@ -87,6 +89,8 @@ int main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "dev-dir", required_argument, NULL, 'D' },
+		{ "proc-root", required_argument, NULL, 'P' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -97,11 +101,12 @@ int main(int argc, char **argv)
 		.config = "/etc/vfio/devices.conf",
 		.state_dir = "/run/vfio",
 		.dev_dir = "/dev/vfio",
+		.proc = "/proc",
 	};
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:fjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			v.config = optarg;
@@ -114,6 +119,12 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			v.dev_dir = optarg;
+			break;
+		case 'P':
+			v.proc = optarg;
+			break;
+		case 'f':
+			v.force = true;
 			break;
 		case 'j':
 			v.json = true;

@@ -29,6 +29,8 @@ struct vfioctl {
 	const char *config;	/* devices.conf */
 	const char *state_dir;	/* remembered previous drivers */
 	const char *dev_dir;	/* where the group nodes appear */
+	const char *proc;	/* stands for /proc (routes, mounts, consoles) */
+	bool force;		/* take devices the host is using */
 	bool json;
 	bool verbose;
 };
