@@ -589,6 +589,72 @@ case_inuse_check_warns() {
 	want_in "$T/err" "force given twice"
 }
 
+# --- concurrency ------------------------------------------------------------
+
+# want_consistent ADDR ORIG: on vfio with ORIG recorded, or back on ORIG
+# ("-" for none) with nothing recorded; never in between.
+want_consistent() {
+	local drv orig=$2 rec=$2
+	drv=$(driver_of "$1")
+	[ "$orig" = - ] && rec="(none)"
+	if [ "$drv" = vfio ]; then
+		want_override "$1" vfio
+		want_state "$1" "$rec"
+	else
+		[ "$drv" = "$orig" ] || die "$1 is on $drv, want vfio or $orig"
+		want_override "$1" "(null)"
+		want_state "$1" absent
+	fi
+}
+
+case_parallel_bind_unbind() {
+	local i a pids=()
+	conf "0000:00:02.0" "0000:00:03.0" "0000:00:04.0"
+	for i in $(seq 1 20); do
+		case $((i % 4)) in
+		0) set -- bind 0000:00:02.0 0000:00:03.0 0000:00:04.0 ;;
+		1) set -- unbind 0000:00:04.0 0000:00:03.0 0000:00:02.0 ;;
+		2) set -- apply ;;
+		3) set -- unbind-all ;;
+		esac
+		"$VFIOCTL_SELF" "$@" >"$T/p$i.out" 2>"$T/p$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || true
+	done
+	# Nobody left a device half-moved: 3 and 4 mean exactly that.
+	! grep -l "could not be restored\|restore:" "$T"/p*.err ||
+		die "a call had to restore: $(cat "$T"/p*.err | head -n 3)"
+	want_consistent 0000:00:02.0 e1000e
+	want_consistent 0000:00:03.0 uio_edu
+	want_consistent 0000:00:04.0 -
+	ls "$STATE" | grep -v '^lock$' | grep -qv '\.driver$' &&
+		die "stray files in the state directory: $(ls "$STATE")"
+	rc 0 vf unbind-all
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:03.0 uio_edu
+	want_driver 0000:00:04.0 -
+	[ "$(ls "$STATE")" = lock ] || die "state left: $(ls "$STATE")"
+	rc 0 vf apply
+	for a in 0000:00:02.0 0000:00:03.0 0000:00:04.0; do
+		want_driver "$a" vfio
+	done
+}
+
+case_lock_serializes() {
+	# A holder of the lock keeps a bind waiting until it lets go.
+	mkdir -p "$STATE"
+	exec 9>"$STATE/lock"
+	flock 9
+	"$VFIOCTL_SELF" bind 0000:00:02.0 >"$T/p.out" 2>&1 9>&- &
+	sleep 0.5
+	want_driver 0000:00:02.0 e1000e
+	exec 9>&-
+	wait $! || die "bind failed after the lock was freed: $(cat "$T/p.out")"
+	want_driver 0000:00:02.0 vfio
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"

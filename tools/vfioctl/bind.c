@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,30 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+int state_lock(const struct vfioctl *v)
+{
+	char path[4096];
+	int fd, err;
+
+	err = mkdir_p(v->state_dir);
+	if (err)
+		return err;
+	if (snprintf(path, sizeof(path), "%s/lock", v->state_dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX)) {
+		if (errno == EINTR)
+			continue;
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 bool state_exists(const struct vfioctl *v, const char *addr)
 {
 	char path[4096];
@@ -65,14 +90,19 @@ static int state_save(const struct vfioctl *v, const char *addr,
 		return err;
 	if (!state_path(v, addr, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A name of its own: a stale or foreign .tmp is never reused. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
 	len = strlen(prev);
 	errno = 0;
 	if (write(fd, prev, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
 		err = errno ? -errno : -EIO;
+	if (!err && fchmod(fd, 0644))
+		err = -errno;
+	if (!err && fsync(fd))
+		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))

@@ -44,6 +44,15 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 			  struct bind_opts *o);
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr);
 
+/*
+ * state_lock() - take <state-dir>/lock exclusively (flock), waiting for
+ * another vfioctl to finish: every command that changes a device or the
+ * state directory holds it from start to end, so that parallel calls
+ * (udev workers, a unit, an admin) see each other's results whole.
+ * Returns the descriptor, released at exit, or -errno.
+ */
+int state_lock(const struct vfioctl *v);
+
 /* state_exists() - vfioctl moved @addr and has not given it back yet. */
 bool state_exists(const struct vfioctl *v, const char *addr);
 

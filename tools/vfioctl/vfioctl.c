@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
 #include "commands.h"
 #include "vfioctl.h"
 
@@ -40,22 +41,25 @@ static const struct command {
 	int (*run)(const struct vfioctl *v);
 	int (*run_args)(const struct vfioctl *v, int argc, char **argv);
 	const char *help;
+	bool changes;		/* runs under the state lock */
 } commands[] = {
 	{ "list", cmd_list, NULL,
-	  "every PCI device, its IOMMU group and driver" },
+	  "every PCI device, its IOMMU group and driver", false },
 	{ "status", cmd_status, NULL,
-	  "configured devices: configured vs actual" },
-	{ "check", cmd_check, NULL, "validate the configuration file" },
-	{ "apply", cmd_apply, NULL, "bind every configured device to vfio" },
-	{ "bind", NULL, cmd_bind, "DEV...  bind devices to vfio" },
+	  "configured devices: configured vs actual", false },
+	{ "check", cmd_check, NULL, "validate the configuration file",
+	  false },
+	{ "apply", cmd_apply, NULL, "bind every configured device to vfio",
+	  true },
+	{ "bind", NULL, cmd_bind, "DEV...  bind devices to vfio", true },
 	{ "unbind", NULL, cmd_unbind,
-	  "DEV...  give devices back to their driver" },
+	  "DEV...  give devices back to their driver", true },
 	{ "unbind-all", cmd_unbind_all, NULL,
-	  "give back every device on vfio" },
+	  "give back every device on vfio", true },
 	{ "udev-owner", NULL, cmd_udev_owner,
-	  "pci:N  (udev) ownership of a node" },
+	  "pci:N  (udev) ownership of a node", false },
 	{ "udev-claim", NULL, cmd_udev_claim,
-	  "DEV  (udev) claim a configured device" },
+	  "DEV  (udev) claim a configured device", true },
 };
 
 static void usage(FILE *f)
@@ -147,6 +151,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
+		/* Held until exit: the kernel drops it with the last fd. */
+		if (commands[i].changes) {
+			int lock = state_lock(&v);
+
+			if (lock < 0) {
+				msg_err("locking %s/lock: %s", v.state_dir,
+					strerror(-lock));
+				return EXIT_FAILED;
+			}
+		}
 		if (commands[i].run_args) {
 			c = commands[i].run_args(&v, argc - optind - 1,
 						 argv + optind + 1);
