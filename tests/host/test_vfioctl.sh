@@ -51,6 +51,7 @@ mknet() {
 	mkdir -p "$n" "$S/class/net"
 	echo "$3" >"$n/operstate"
 	echo "$4" >"$n/flags"
+	ln -s "$S/bus/pci/devices/$1" "$n/device"
 	ln -s "$n" "$S/class/net/$2"
 }
 
@@ -587,6 +588,57 @@ case_inuse_check_warns() {
 	conf "0000:00:02.0 force force"
 	rc 1 vf check
 	want_in "$T/err" "force given twice"
+}
+
+# --- driverctl / dpdk-devbind parity ----------------------------------------
+
+case_bind_save() {
+	conf "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" "1234:1111"
+	cp "$CONF" "$T/orig"
+	rc 0 vf bind --save 0000:00:04.0 owner=$uid mode=0600
+	want_driver 0000:00:04.0 vfio
+	want_in "$T/out" "0000:00:04.0: saved in $CONF"
+	printf '%s\n' "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" \
+		"1234:1111" "0000:00:04.0	owner=$uid mode=0600" >"$T/want"
+	cmp -s "$T/want" "$CONF" || die "file: $(cat -A "$CONF")"
+	# Again with other options: replaced in place, not added twice.
+	rc 0 vf bind --save 00:04.0 group=$gid force
+	[ "$(grep -c '^0000:00:04.0' "$CONF")" -eq 1 ] || die "$(cat "$CONF")"
+	want_in "$CONF" "0000:00:04.0	group=$gid force"
+	rc 0 vf check
+	# unbind --save removes just that line.
+	rc 0 vf unbind --save 0000:00:04.0
+	want_driver 0000:00:04.0 -
+	cmp -s "$T/orig" "$CONF" || die "after unbind: $(cat -A "$CONF")"
+}
+
+case_bind_save_validates() {
+	conf "# keep me"
+	cp "$CONF" "$T/orig"
+	rc 3 vf bind --save 0000:00:04.0 owner=no-such-user-vfio
+	want_in "$T/err" "the edited file would be invalid"
+	want_no_writes
+	cmp -s "$T/orig" "$CONF" || die "file changed: $(cat "$CONF")"
+	rc 3 vf bind --save 0000:00:04.0 mode=0999
+	cmp -s "$T/orig" "$CONF" || die "file changed: $(cat "$CONF")"
+	# Options need --save; a failed bind saves nothing.
+	rc 1 vf bind 0000:00:04.0 mode=0600
+	rc 3 env FAKE_FAIL=bus/pci/drivers/vfio/bind "$VFIOCTL_SELF" \
+		bind --save 0000:00:04.0
+	cmp -s "$T/orig" "$CONF" || die "saved a failed bind: $(cat "$CONF")"
+	[ -z "$(ls "$T" | grep 'devices.conf.vfioctl')" ] ||
+		die "temporary file left: $(ls "$T")"
+}
+
+case_bind_interface_name() {
+	mknet 0000:00:04.0 eth1 down 0x1002
+	rc 0 vf bind eth1
+	want_driver 0000:00:04.0 vfio
+	want_in "$T/out" "0000:00:04.0: bound to vfio"
+	rc 0 vf unbind 0000:00:04.0
+	rc 1 vf bind no-such-if0
+	want_in "$T/err" "not a PCI address (like 0000:03:00.0) or a network interface"
+	rc 1 vf bind ../../etc
 }
 
 # --- concurrency ------------------------------------------------------------

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 
 #include "bind.h"
 #include "commands.h"
 #include "config.h"
+#include "confedit.h"
 #include "inuse.h"
 #include "json.h"
 #include "plan.h"
@@ -359,49 +361,120 @@ static int combine(const struct tally *t)
 	return t->n == 1 || !t->ok ? EXIT_FAILED : EXIT_PARTIAL;
 }
 
-static int parse_devices(int argc, char **argv, const char *cmd)
+/*
+ * A device named on the command line: a PCI address, or a network
+ * interface (/sys/class/net/IF/device), as driverctl and dpdk-devbind
+ * take them.  Returns false (and says why) when it is neither.
+ */
+static bool resolve_device(const struct vfioctl *v, const char *arg,
+			   char addr[16])
 {
-	char addr[16];
-	int i;
+	char path[4096], real[PATH_MAX];
+	const char *base;
 
-	if (!argc) {
-		msg_err("%s needs at least one PCI address", cmd);
-		return EXIT_USAGE;
+	if (parse_pci_addr(arg, addr))
+		return true;
+	if (!*arg || strchr(arg, '/') || !strcmp(arg, ".") ||
+	    !strcmp(arg, "..") || strlen(arg) > 64 ||
+	    !sysfs_path(v, path, sizeof(path), "class/net/%s/device", arg)) {
+		msg_err("%s: not a PCI address (like 0000:03:00.0) or a network interface",
+			arg);
+		return false;
 	}
-	for (i = 0; i < argc; i++) {
-		if (!parse_pci_addr(argv[i], addr)) {
-			msg_err("%s: not a PCI address (like 0000:03:00.0)",
-				argv[i]);
-			return EXIT_USAGE;
-		}
+	if (!realpath(path, real)) {
+		msg_err("%s: not a PCI address (like 0000:03:00.0) or a network interface: %s: %s",
+			arg, path, strerror(errno));
+		return false;
 	}
-	return EXIT_OK;
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (!parse_pci_addr(base, addr) || strcmp(addr, base)) {
+		msg_err("%s: network interface of %s, which is not a PCI device",
+			arg, base);
+		return false;
+	}
+	return true;
+}
+
+/* An option word of "bind --save": key=value or force. */
+static bool is_option_word(const char *s)
+{
+	return strchr(s, '=') || !strcmp(s, "force");
 }
 
 /* bind and unbind: each device named on the command line in turn. */
 static int move_devices(const struct vfioctl *v, int argc, char **argv,
 			bool bind)
 {
+	const char *cmd = bind ? "bind" : "unbind";
+	char addrs[argc > 0 ? argc : 1][16];
+	char opts[CONF_MAX_LINE] = "";
 	struct tally t = { 0 };
-	char addr[16];
-	int i, ret;
+	int i, n = 0;
+	size_t len = 0;
 
-	ret = parse_devices(argc, argv, bind ? "bind" : "unbind");
-	if (ret)
-		return ret;
 	for (i = 0; i < argc; i++) {
+		if (!is_option_word(argv[i])) {
+			if (!resolve_device(v, argv[i], addrs[n++]))
+				return EXIT_USAGE;
+			continue;
+		}
+		if (!bind || !v->save) {
+			msg_err("%s: options only go with bind --save", argv[i]);
+			return EXIT_USAGE;
+		}
+		if (len + strlen(argv[i]) + 2 > sizeof(opts)) {
+			msg_err("options too long for one devices.conf line");
+			return EXIT_USAGE;
+		}
+		len += snprintf(opts + len, sizeof(opts) - len, "%s%s",
+				len ? " " : "", argv[i]);
+	}
+	if (!n) {
+		msg_err("%s needs at least one PCI address", cmd);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < n; i++) {
+		struct conf_edit ed = { .path = v->config };
 		struct bind_opts o = { .force = v->force };
+		const char *addr = addrs[i];
+		enum bind_result r;
+		int err;
 
-		parse_pci_addr(argv[i], addr);
-		if (bind) {
-			enum bind_result r = dev_bind(v, addr, &o);
-
-			if (r == BIND_REFUSED)
-				report_refused(addr, &o, false);
-			if (tally_add(&t, r))
-				report_bound(v, addr, &o);
-		} else if (tally_add(&t, dev_unbind(v, addr))) {
+		if (v->save) {
+			err = conf_edit_prepare(&ed, addr, bind ? opts : NULL);
+			if (err) {
+				msg_err("%s: %s: %s; not saved, device not moved",
+					addr, v->config, err == -EINVAL ?
+					"the edited file would be invalid" :
+					strerror(-err));
+				t.n++;
+				t.failed++;
+				continue;
+			}
+		}
+		r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
+		if (r == BIND_REFUSED)
+			report_refused(addr, &o, false);
+		if (!tally_add(&t, r)) {
+			conf_edit_abort(&ed);
+			continue;
+		}
+		if (bind)
+			report_bound(v, addr, &o);
+		else
 			msg_info(v, "%s: given back", addr);
+		if (!v->save)
+			continue;
+		err = conf_edit_commit(&ed);
+		if (err) {
+			msg_err("%s: saving %s: %s", addr, v->config,
+				strerror(-err));
+			t.ok--;
+			t.failed++;
+		} else {
+			msg_info(v, "%s: %s %s", addr,
+				 bind ? "saved in" : "removed from", v->config);
 		}
 	}
 	return combine(&t);

@@ -51,7 +51,8 @@ static const struct command {
 	  false },
 	{ "apply", cmd_apply, NULL, "bind every configured device to vfio",
 	  true },
-	{ "bind", NULL, cmd_bind, "DEV...  bind devices to vfio", true },
+	{ "bind", NULL, cmd_bind,
+	  "DEV... [owner= group= mode= force]  bind devices to vfio", true },
 	{ "unbind", NULL, cmd_unbind,
 	  "DEV...  give devices back to their driver", true },
 	{ "unbind-all", cmd_unbind_all, NULL,
@@ -75,6 +76,9 @@ static void usage(FILE *f)
 		"      --dev-dir DIR      group nodes (/dev/vfio)\n"
 		"      --proc-root DIR    procfs to use instead of /proc\n"
 		"  -f, --force            also take devices the host is using\n"
+		"      --save             bind/unbind: also edit the configuration\n"
+		"  -n, --dry-run          apply: only say what would be done\n"
+		"      --class CLASS      list: net, storage, display, usb, ...\n"
 		"  -j, --json             machine-readable list and status\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
@@ -95,6 +99,9 @@ int main(int argc, char **argv)
 		{ "dev-dir", required_argument, NULL, 'D' },
 		{ "proc-root", required_argument, NULL, 'P' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "save", no_argument, NULL, 'W' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "class", required_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -110,7 +117,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:fjhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:fnjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			v.config = optarg;
@@ -129,6 +136,15 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			v.force = true;
+			break;
+		case 'W':
+			v.save = true;
+			break;
+		case 'n':
+			v.dry_run = true;
+			break;
+		case 'C':
+			v.class = optarg;
 			break;
 		case 'j':
 			v.json = true;

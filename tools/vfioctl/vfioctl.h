@@ -31,6 +31,9 @@ struct vfioctl {
 	const char *dev_dir;	/* where the group nodes appear */
 	const char *proc;	/* stands for /proc (routes, mounts, consoles) */
 	bool force;		/* take devices the host is using */
+	bool save;		/* bind/unbind: also edit the configuration */
+	bool dry_run;		/* apply: say what would be done, do nothing */
+	const char *class;	/* list: only this kind of device, or NULL */
 	bool json;
 	bool verbose;
 };
