@@ -179,7 +179,7 @@ run() {
 
 case_list_text() {
 	rc 0 vf list
-	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no$' \
+	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no +-$' \
 		"$T/out" || die "00:02.0 line wrong: $(grep 00:02.0 "$T/out")"
 	grep -Eq '^0000:00:04\.0 .* 3 +- +yes ' "$T/out" ||
 		die "unbound device not viable"
@@ -628,6 +628,75 @@ case_bind_save_validates() {
 	cmp -s "$T/orig" "$CONF" || die "saved a failed bind: $(cat "$CONF")"
 	[ -z "$(ls "$T" | grep 'devices.conf.vfioctl')" ] ||
 		die "temporary file left: $(ls "$T")"
+}
+
+case_list_net_and_class() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	mkdir -p "$S/bus/pci/devices/0000:00:06.0/virtio0/net/eth1"
+	ln -s "$S/bus/pci/devices/0000:00:06.0/virtio0/net/eth1" \
+		"$S/class/net/eth1"
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 .* eth0$' "$T/out" ||
+		die "no eth0: $(grep 00:02.0 "$T/out")"
+	grep -Eq '^0000:00:06\.0 .* eth1$' "$T/out" ||
+		die "nested interface: $(grep 00:06.0 "$T/out")"
+	rc 0 vf list --class net
+	[ "$(grep -c '^0000:' "$T/out")" -eq 2 ] ||
+		die "net: $(cat "$T/out")"
+	rc 0 vf list --class bridge
+	[ "$(grep -c '^0000:' "$T/out")" -eq 3 ] ||
+		die "bridge: $(cat "$T/out")"
+	rc 0 vf list --class serial-bus
+	[ "$(grep -c '^0000:' "$T/out")" -eq 1 ] ||
+		die "serial-bus: $(cat "$T/out")"
+	rc 0 vf --json list --class net
+	python3 - "$T/out" <<'PY' || die "json net wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert set(d) == {"0000:00:02.0", "0000:00:06.0"}, d
+assert d["0000:00:02.0"]["net"] == "eth0", d
+PY
+	rc 1 vf list --class frobs
+	want_in "$T/err" "unknown"
+}
+
+case_check_world_mode() {
+	conf "0000:00:04.0 mode=0666" "0000:00:03.0 mode=0660"
+	rc 0 vf check
+	want_in "$T/err" "devices.conf:1: warning: mode=0666 lets every user open the group"
+	want_not_in "$T/err" "devices.conf:2:"
+}
+
+case_status_no_config() {
+	rc 0 vf status
+	want_in "$T/out" "$CONF: no devices configured"
+	rc 0 vf --json status
+	python3 - "$T/out" <<'PY' || die "json wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["entries"] == 0 and s["devices"] == [] and s["ok"] is True, s
+PY
+}
+
+# Every entry, configured or bound by hand, has the same keys.
+case_status_json_keys() {
+	conf "0000:00:04.0 group=$gid mode=0660" "0000:00:02.0"
+	rc 0 vf bind 0000:00:04.0 0000:00:03.0
+	: >"$DEV/pci:3"
+	rc 5 vf --json status
+	python3 - "$T/out" <<'PY' || die "json keys differ"
+import json, sys
+s = json.load(open(sys.argv[1]))
+keys = None
+for e in s["devices"]:
+    k = set(e)
+    assert keys is None or k == keys, (sorted(k), sorted(keys))
+    keys = k
+    assert set(e["want"]) == {"owner", "group", "uid", "gid", "mode", "agreed"}, e
+assert len(s["devices"]) == 3, s
+assert {"address", "line", "configured", "iommu_group", "driver", "bound",
+        "viable", "want", "node", "wider", "state", "ok"} <= keys, keys
+PY
 }
 
 case_bind_interface_name() {

@@ -107,13 +107,66 @@ static bool tally_add(struct tally *t, enum bind_result r)
 	return false;
 }
 
+/* The names --class takes: a PCI base class, or base class and subclass. */
+static const struct dev_class {
+	const char *name;
+	unsigned int class;	/* base class << 8 | subclass */
+	bool sub;		/* match the subclass too */
+} dev_classes[] = {
+	{ "storage", 0x0100, false },
+	{ "net", 0x0200, false },
+	{ "display", 0x0300, false },
+	{ "multimedia", 0x0400, false },
+	{ "memory", 0x0500, false },
+	{ "bridge", 0x0600, false },
+	{ "communication", 0x0700, false },
+	{ "system", 0x0800, false },
+	{ "input", 0x0900, false },
+	{ "serial-bus", 0x0c00, false },
+	{ "usb", 0x0c03, true },
+	{ "wireless", 0x0d00, false },
+	{ "crypto", 0x1000, false },
+	{ "accelerator", 0x1200, false },
+	{ "other", 0xff00, false },
+};
+
+static const struct dev_class *find_class(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dev_classes) / sizeof(dev_classes[0]); i++)
+		if (!strcmp(dev_classes[i].name, name))
+			return &dev_classes[i];
+	return NULL;
+}
+
+static bool class_matches(const struct dev_class *k, const struct pci_dev *d)
+{
+	unsigned int cls = d->class >> 8;
+
+	return k->sub ? cls == k->class : (cls >> 8) == (k->class >> 8);
+}
+
 int cmd_list(const struct vfioctl *v)
 {
+	const struct dev_class *want = NULL;
 	struct pci_list l;
 	struct conf c;
 	struct json j;
 	size_t i;
 	int ret;
+
+	if (v->class) {
+		want = find_class(v->class);
+		if (!want) {
+			msg_err("--class %s: unknown; one of:", v->class);
+			for (i = 0; i < sizeof(dev_classes) /
+					sizeof(dev_classes[0]); i++)
+				fprintf(stderr, " %s", dev_classes[i].name);
+			fputc('\n', stderr);
+			return EXIT_USAGE;
+		}
+	}
 
 	/* list is for looking: a broken config only loses the column. */
 	if (conf_load(&c, v->config, stderr) || c.errors) {
@@ -127,15 +180,19 @@ int cmd_list(const struct vfioctl *v)
 		json_init(&j, stdout);
 		json_begin_arr(&j, NULL);
 	} else {
-		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %s\n", "ADDRESS",
-		       "ID", "CLASS", "GROUP", "DRIVER", "VIABLE", "CONFIGURED");
+		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %-10s  %s\n",
+		       "ADDRESS", "ID", "CLASS", "GROUP", "DRIVER", "VIABLE",
+		       "CONFIGURED", "NET");
 	}
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
 		bool conf = conf_match(&c, d) != NULL;
 		bool viable = group_viable(&l, d->group);
-		char id[16], grp[16];
+		char id[16], grp[16], net[256];
 
+		if (want && !class_matches(want, d))
+			continue;
+		dev_net_names(v, d, net, sizeof(net));
 		snprintf(id, sizeof(id), "%04x:%04x", d->vendor, d->device);
 		if (v->json) {
 			json_begin_obj(&j, NULL);
@@ -155,15 +212,16 @@ int cmd_list(const struct vfioctl *v)
 			else
 				json_null(&j, "viable");
 			json_bool(&j, "configured", conf);
+			json_str(&j, "net", net[0] ? net : NULL);
 			json_end_obj(&j);
 			continue;
 		}
 		snprintf(grp, sizeof(grp), "%d", d->group);
-		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %s\n", d->addr, id,
-		       d->class, d->group >= 0 ? grp : "-",
+		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %s\n",
+		       d->addr, id, d->class, d->group >= 0 ? grp : "-",
 		       d->driver[0] ? d->driver : "-",
 		       d->group < 0 ? "-" : viable ? "yes" : "no",
-		       conf ? "yes" : "no");
+		       conf ? "yes" : "no", net[0] ? net : "-");
 	}
 	if (v->json) {
 		json_end_arr(&j);
@@ -193,6 +251,21 @@ static void warn_in_use(const struct vfioctl *v, const struct conf *c,
 	}
 }
 
+/* A mode that lets every user of the machine drive the device's DMA. */
+static void warn_world(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct conf_entry *e = &c->entries[i];
+
+		if (e->has_mode && (e->mode & 0007))
+			conf_warn(c, e->line,
+				  "mode=%04o lets every user open the group (world-accessible); give a group= and drop the bits for others",
+				  e->mode);
+	}
+}
+
 int cmd_check(const struct vfioctl *v)
 {
 	struct pci_list l;
@@ -217,6 +290,7 @@ int cmd_check(const struct vfioctl *v)
 		plan_free(&p);
 		pci_list_free(&l);
 	}
+	warn_world(&c);
 	if (c.errors) {
 		msg_err("%s: %d error%s", v->config, c.errors,
 			c.errors == 1 ? "" : "s");

@@ -345,3 +345,31 @@ bool dev_in_use(const struct vfioctl *v, const struct pci_dev *d, char *why,
 		return said(&u, "it is the boot VGA device");
 	return net_in_use(&u) || block_in_use(&u) || console_in_use(&u);
 }
+
+void dev_net_names(const struct vfioctl *v, const struct pci_dev *d,
+		   char *buf, size_t size)
+{
+	struct use u = { .v = v };
+	char dir[4096], path[4400];
+	struct dirent **names;
+	size_t len = 0;
+	int i, n;
+
+	buf[0] = '\0';
+	if (!sysfs_path(v, path, sizeof(path), "bus/pci/devices/%s", d->addr) ||
+	    !realpath(path, u.pci_real) ||
+	    !sysfs_path(v, dir, sizeof(dir), "class/net"))
+		return;
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		if (names[i]->d_name[0] != '.' && is_under(&u, path) &&
+		    len + strlen(names[i]->d_name) + 2 < size)
+			len += snprintf(buf + len, size - len, "%s%s",
+					len ? "," : "", names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+}

@@ -25,4 +25,11 @@
 bool dev_in_use(const struct vfioctl *v, const struct pci_dev *d, char *why,
 		size_t size);
 
+/*
+ * dev_net_names() - the network interfaces of @d, comma-separated, into
+ * @buf ("" when none).
+ */
+void dev_net_names(const struct vfioctl *v, const struct pci_dev *d,
+		   char *buf, size_t size);
+
 #endif
