@@ -660,6 +660,24 @@ PY
 	want_in "$T/err" "unknown"
 }
 
+case_apply_dry_run() {
+	mkdir -p "$S/class/vfio/pci:3"
+	: >"$S/class/vfio/pci:3/uevent"
+	mknet 0000:00:03.0 eth1 up 0x1003
+	conf "0000:00:02.0" "1234:11e8" "0000:00:09.0"
+	rc 2 vf apply --dry-run
+	want_no_writes
+	[ ! -e "$STATE" ] || die "state directory made: $(ls "$STATE")"
+	want_in "$T/out" "0000:00:02.0: would bind to vfio (was e1000e)"
+	want_in "$T/out" "0000:00:03.0: would skip: in use by the host: network interface eth1 is up"
+	want_in "$T/out" "0000:00:04.0: would bind to vfio (was no driver)"
+	want_in "$T/out" "0000:00:09.0: would fail: not present"
+	want_in "$T/out" "3 would be bound, 1 would fail, 1 would be skipped, 1 group node would be updated"
+	want_driver 0000:00:02.0 e1000e
+	rc 1 vf bind --dry-run 0000:00:02.0
+	want_no_writes
+}
+
 case_check_world_mode() {
 	conf "0000:00:04.0 mode=0666" "0000:00:03.0 mode=0660"
 	rc 0 vf check

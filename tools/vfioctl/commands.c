@@ -357,6 +357,78 @@ static void report_bound(const struct vfioctl *v, const char *addr,
 		msg_info(v, "%s: %s", addr, result_word(o));
 }
 
+/* The group nodes "apply" would send "change" to. */
+static size_t count_nodes(const struct vfioctl *v)
+{
+	char dir[4096];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	if (!sysfs_path(v, dir, sizeof(dir), "class/vfio"))
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "pci:", 4);
+	closedir(d);
+	return n;
+}
+
+/*
+ * apply --dry-run: the decisions apply would take, from the same checks,
+ * one line per device, and nothing written anywhere.
+ */
+static int apply_dry_run(const struct vfioctl *v, const struct conf *c,
+			 const struct pci_list *l, const struct plan *p)
+{
+	size_t i, bind = 0, fail = 0, skip = 0;
+	char why[512];
+
+	for (i = 0; i < c->n; i++) {
+		const struct conf_entry *e = &c->entries[i];
+
+		if (e->kind == CONF_ADDR && !pci_list_find(l, e->addr)) {
+			printf("%s: would fail: not present\n", e->addr);
+			fail++;
+		}
+	}
+	for (i = 0; i < p->n; i++) {
+		const struct pci_dev *d = p->t[i].dev;
+		const struct conf_entry *e = p->t[i].e;
+
+		if (!strcmp(d->driver, VFIO_DRIVER)) {
+			printf("%s: already bound to vfio\n", d->addr);
+			bind++;
+		} else if (!v->force && !e->force &&
+			   dev_in_use(v, d, why, sizeof(why))) {
+			printf("%s: would %s: in use by the host: %s\n",
+			       d->addr, e->kind == CONF_ID ? "skip" : "refuse",
+			       why);
+			if (e->kind == CONF_ID)
+				skip++;
+			else
+				fail++;
+		} else if (d->group < 0) {
+			printf("%s: would fail: no IOMMU group\n", d->addr);
+			fail++;
+		} else if (!vfio_driver_loaded(v)) {
+			printf("%s: would fail: the vfio driver is not loaded\n",
+			       d->addr);
+			fail++;
+		} else {
+			printf("%s: would bind to vfio (was %s)\n", d->addr,
+			       d->driver[0] ? d->driver : "no driver");
+			bind++;
+		}
+	}
+	printf("apply --dry-run: %zu would be bound, %zu would fail, %zu would be skipped, %zu group node%s would be updated; nothing changed\n",
+	       bind, fail, skip, count_nodes(v),
+	       count_nodes(v) == 1 ? "" : "s");
+	return fail ? EXIT_PARTIAL : EXIT_OK;
+}
+
 int cmd_apply(const struct vfioctl *v)
 {
 	struct tally t = { 0 };
@@ -381,6 +453,10 @@ int cmd_apply(const struct vfioctl *v)
 	if (plan_build(&p, &c, &l, false) || c.errors) {
 		msg_err("%s: not applied, nothing changed", v->config);
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (v->dry_run) {
+		ret = apply_dry_run(v, &c, &l, &p);
 		goto out;
 	}
 	/* Absent devices were warned about; they count as failures. */

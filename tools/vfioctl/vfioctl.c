@@ -167,8 +167,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
+		if (v.dry_run && commands[i].run != cmd_apply) {
+			msg_err("--dry-run only goes with apply");
+			return EXIT_USAGE;
+		}
 		/* Held until exit: the kernel drops it with the last fd. */
-		if (commands[i].changes) {
+		if (commands[i].changes && !v.dry_run) {
 			int lock = state_lock(&v);
 
 			if (lock < 0) {
