@@ -678,6 +678,30 @@ case_apply_dry_run() {
 	want_no_writes
 }
 
+# The completion script, with bash-completion's _init_completion stubbed.
+case_bash_completion() {
+	local script=$here/../../tools/vfioctl/bash-completion/vfioctl
+	bash -c '
+		compopt() { :; }
+		_filedir() { :; }
+		_init_completion() {
+			words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+			cur=${words[cword]}; prev=${words[cword-1]}
+		}
+		. "$1"
+		try() {
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			_vfioctl; echo "${COMPREPLY[*]}"
+		}
+		try vfioctl b
+		try vfioctl --class n
+		try vfioctl --json list --cl
+		try vfioctl -c /x bind --save 0000:00:02.0 ow
+	' _ "$script" >"$T/compl" 2>&1 || die "script failed: $(cat "$T/compl")"
+	printf '%s\n' bind net --class owner= >"$T/want"
+	cmp -s "$T/want" "$T/compl" || die "completed: $(tr '\n' '|' <"$T/compl")"
+}
+
 case_check_world_mode() {
 	conf "0000:00:04.0 mode=0666" "0000:00:03.0 mode=0660"
 	rc 0 vf check
