@@ -106,7 +106,7 @@ fresh_tree() {
 vf() {
 	FAKE_SYSFS=$S FAKE_LOG=$LOG "$VFIOCTL" --sysfs-root "$S" \
 		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" \
-		--proc-root "$P" "$@"
+		--proc-root "$P" --pci-ids "$T/pci.ids" "$@"
 }
 
 # --- assertions: each prints why on stderr and fails --------------------
@@ -179,7 +179,7 @@ run() {
 
 case_list_text() {
 	rc 0 vf list
-	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no +-$' \
+	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no +- +-$' \
 		"$T/out" || die "00:02.0 line wrong: $(grep 00:02.0 "$T/out")"
 	grep -Eq '^0000:00:04\.0 .* 3 +- +yes ' "$T/out" ||
 		die "unbound device not viable"
@@ -636,9 +636,9 @@ case_list_net_and_class() {
 	ln -s "$S/bus/pci/devices/0000:00:06.0/virtio0/net/eth1" \
 		"$S/class/net/eth1"
 	rc 0 vf list
-	grep -Eq '^0000:00:02\.0 .* eth0$' "$T/out" ||
+	grep -Eq '^0000:00:02\.0 .* eth0 +-$' "$T/out" ||
 		die "no eth0: $(grep 00:02.0 "$T/out")"
-	grep -Eq '^0000:00:06\.0 .* eth1$' "$T/out" ||
+	grep -Eq '^0000:00:06\.0 .* eth1 +-$' "$T/out" ||
 		die "nested interface: $(grep 00:06.0 "$T/out")"
 	rc 0 vf list --class net
 	[ "$(grep -c '^0000:' "$T/out")" -eq 2 ] ||
@@ -700,6 +700,32 @@ case_bash_completion() {
 	' _ "$script" >"$T/compl" 2>&1 || die "script failed: $(cat "$T/compl")"
 	printf '%s\n' bind net --class owner= >"$T/want"
 	cmp -s "$T/want" "$T/compl" || die "completed: $(tr '\n' '|' <"$T/compl")"
+}
+
+case_list_names() {
+	printf '%s\n' "# pci.ids" "1234  QEMU" "	11e8  edu device" \
+		"		1af4 1100  subsystem" "8086  Intel Corporation" \
+		"	10d3  82574L Gigabit Network Connection" \
+		"C 02  Network controller" "	00  Ethernet controller" \
+		>"$T/pci.ids"
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 .* - +Intel Corporation 82574L Gigabit Network Connection$' \
+		"$T/out" || die "00:02.0: $(grep 00:02.0 "$T/out")"
+	grep -Eq '^0000:00:04\.0 .* - +QEMU edu device$' "$T/out" ||
+		die "00:04.0: $(grep 00:04.0 "$T/out")"
+	# Vendor known, device not: the vendor alone.
+	grep -Eq '^0000:00:1f\.0 .* - +Intel Corporation$' "$T/out" ||
+		die "00:1f.0: $(grep 00:1f.0 "$T/out")"
+	grep -Eq '^0000:00:05\.0 .* - +-$' "$T/out" ||
+		die "00:05.0: $(grep 00:05.0 "$T/out")"
+	rc 0 vf --json list
+	python3 - "$T/out" <<'PY' || die "json names wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert d["0000:00:03.0"]["vendor_name"] == "QEMU", d["0000:00:03.0"]
+assert d["0000:00:03.0"]["device_name"] == "edu device"
+assert d["0000:00:05.0"]["vendor_name"] is None
+PY
 }
 
 case_check_world_mode() {
@@ -1100,10 +1126,10 @@ cat >"$VFIOCTL_SELF" <<EOS
 #!/bin/sh
 exec env FAKE_SYSFS="\$S" FAKE_LOG="\$LOG" "$VFIOCTL" --sysfs-root "\$S" \\
 	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" \\
-	--proc-root "\$P" "\$@"
+	--proc-root "\$P" --pci-ids "\$T/pci.ids" "\$@"
 EOS
 chmod +x "$VFIOCTL_SELF"
-export S LOG CONF STATE DEV P
+export S LOG CONF STATE DEV P T
 
 for c in $(declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'); do
 	run "$c"

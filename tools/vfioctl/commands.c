@@ -17,6 +17,7 @@
 #include "confedit.h"
 #include "inuse.h"
 #include "json.h"
+#include "pciids.h"
 #include "plan.h"
 #include "sysfs.h"
 
@@ -150,6 +151,7 @@ static bool class_matches(const struct dev_class *k, const struct pci_dev *d)
 int cmd_list(const struct vfioctl *v)
 {
 	const struct dev_class *want = NULL;
+	struct pci_name *names;
 	struct pci_list l;
 	struct conf c;
 	struct json j;
@@ -176,13 +178,21 @@ int cmd_list(const struct vfioctl *v)
 	ret = load_devices(v, &l, &c);
 	if (ret)
 		return ret;
+	names = calloc(l.n ? l.n : 1, sizeof(*names));
+	if (!names) {
+		msg_err("list: %s", strerror(ENOMEM));
+		pci_list_free(&l);
+		conf_free(&c);
+		return EXIT_FAILED;
+	}
+	pci_ids_names(v->pci_ids, &l, names);
 	if (v->json) {
 		json_init(&j, stdout);
 		json_begin_arr(&j, NULL);
 	} else {
-		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %-10s  %s\n",
+		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %-10s  %-8s  %s\n",
 		       "ADDRESS", "ID", "CLASS", "GROUP", "DRIVER", "VIABLE",
-		       "CONFIGURED", "NET");
+		       "CONFIGURED", "NET", "NAME");
 	}
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
@@ -213,20 +223,27 @@ int cmd_list(const struct vfioctl *v)
 				json_null(&j, "viable");
 			json_bool(&j, "configured", conf);
 			json_str(&j, "net", net[0] ? net : NULL);
+			json_str(&j, "vendor_name", names[i].vendor[0] ?
+				 names[i].vendor : NULL);
+			json_str(&j, "device_name", names[i].device[0] ?
+				 names[i].device : NULL);
 			json_end_obj(&j);
 			continue;
 		}
 		snprintf(grp, sizeof(grp), "%d", d->group);
-		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %s\n",
+		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %-8s  %s%s%s\n",
 		       d->addr, id, d->class, d->group >= 0 ? grp : "-",
 		       d->driver[0] ? d->driver : "-",
 		       d->group < 0 ? "-" : viable ? "yes" : "no",
-		       conf ? "yes" : "no", net[0] ? net : "-");
+		       conf ? "yes" : "no", net[0] ? net : "-",
+		       names[i].vendor[0] ? names[i].vendor : "-",
+		       names[i].device[0] ? " " : "", names[i].device);
 	}
 	if (v->json) {
 		json_end_arr(&j);
 		json_end(&j);
 	}
+	free(names);
 	pci_list_free(&l);
 	conf_free(&c);
 	return EXIT_OK;

@@ -11,6 +11,7 @@
 
 #include "bind.h"
 #include "commands.h"
+#include "pciids.h"
 #include "vfioctl.h"
 
 void msg_err(const char *fmt, ...)
@@ -79,6 +80,7 @@ static void usage(FILE *f)
 		"      --save             bind/unbind: also edit the configuration\n"
 		"  -n, --dry-run          apply: only say what would be done\n"
 		"      --class CLASS      list: net, storage, display, usb, ...\n"
+		"      --pci-ids FILE     names for list (pci.ids, FILE:FILE...)\n"
 		"  -j, --json             machine-readable list and status\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
 		{ "save", no_argument, NULL, 'W' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "class", required_argument, NULL, 'C' },
+		{ "pci-ids", required_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 		.state_dir = "/run/vfio",
 		.dev_dir = "/dev/vfio",
 		.proc = "/proc",
+		.pci_ids = PCI_IDS_DEFAULTS,
 	};
 	size_t i;
 	int c;
@@ -145,6 +149,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			v.class = optarg;
+			break;
+		case 'I':
+			v.pci_ids = optarg;
 			break;
 		case 'j':
 			v.json = true;

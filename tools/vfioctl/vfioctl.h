@@ -34,6 +34,7 @@ struct vfioctl {
 	bool save;		/* bind/unbind: also edit the configuration */
 	bool dry_run;		/* apply: say what would be done, do nothing */
 	const char *class;	/* list: only this kind of device, or NULL */
+	const char *pci_ids;	/* pci.ids files, colon-separated */
 	bool json;
 	bool verbose;
 };
