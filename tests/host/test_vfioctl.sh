@@ -610,6 +610,12 @@ case_bind_save() {
 	rc 0 vf unbind --save 0000:00:04.0
 	want_driver 0000:00:04.0 -
 	cmp -s "$T/orig" "$CONF" || die "after unbind: $(cat -A "$CONF")"
+	# A vendor:device line is not the device's own: said, not removed.
+	conf "1234:11e8"
+	rc 0 vf bind 0000:00:04.0
+	rc 0 vf unbind --save 0000:00:04.0
+	want_in "$T/err" "still matched by 1234:11e8 at $CONF:1"
+	want_in "$CONF" "1234:11e8"
 }
 
 case_bind_save_validates() {

@@ -569,37 +569,60 @@ static bool is_option_word(const char *s)
 	return strchr(s, '=') || !strcmp(s, "force");
 }
 
+/* After unbind --save: a vendor:device line still takes @addr at boot. */
+static void warn_still_matched(const struct vfioctl *v, const char *addr)
+{
+	const struct conf_entry *e;
+	struct pci_dev d;
+	struct conf c;
+
+	if (conf_load(&c, v->config, stderr) || c.errors ||
+	    pci_dev_load(v, addr, &d)) {
+		conf_free(&c);
+		return;
+	}
+	e = conf_match(&c, &d);
+	if (e)
+		msg_err("%s: still matched by %04x:%04x at %s:%d, which the next apply or hotplug binds again",
+			addr, e->vendor, e->device, v->config, e->line);
+	conf_free(&c);
+}
+
 /* bind and unbind: each device named on the command line in turn. */
 static int move_devices(const struct vfioctl *v, int argc, char **argv,
 			bool bind)
 {
 	const char *cmd = bind ? "bind" : "unbind";
-	char addrs[argc > 0 ? argc : 1][16];
-	char opts[CONF_MAX_LINE] = "";
+	char (*addrs)[16], opts[CONF_MAX_LINE] = "";
 	struct tally t = { 0 };
-	int i, n = 0;
+	int i, n = 0, ret = EXIT_USAGE;
 	size_t len = 0;
 
+	addrs = calloc(argc > 0 ? argc : 1, sizeof(*addrs));
+	if (!addrs) {
+		msg_err("%s: %s", cmd, strerror(ENOMEM));
+		return EXIT_FAILED;
+	}
 	for (i = 0; i < argc; i++) {
 		if (!is_option_word(argv[i])) {
 			if (!resolve_device(v, argv[i], addrs[n++]))
-				return EXIT_USAGE;
+				goto out;
 			continue;
 		}
 		if (!bind || !v->save) {
 			msg_err("%s: options only go with bind --save", argv[i]);
-			return EXIT_USAGE;
+			goto out;
 		}
 		if (len + strlen(argv[i]) + 2 > sizeof(opts)) {
 			msg_err("options too long for one devices.conf line");
-			return EXIT_USAGE;
+			goto out;
 		}
 		len += snprintf(opts + len, sizeof(opts) - len, "%s%s",
 				len ? " " : "", argv[i]);
 	}
 	if (!n) {
 		msg_err("%s needs at least one PCI address", cmd);
-		return EXIT_USAGE;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		struct conf_edit ed = { .path = v->config };
@@ -642,9 +665,14 @@ static int move_devices(const struct vfioctl *v, int argc, char **argv,
 		} else {
 			msg_info(v, "%s: %s %s", addr,
 				 bind ? "saved in" : "removed from", v->config);
+			if (!bind)
+				warn_still_matched(v, addr);
 		}
 	}
-	return combine(&t);
+	ret = combine(&t);
+out:
+	free(addrs);
+	return ret;
 }
 
 int cmd_bind(const struct vfioctl *v, int argc, char **argv)
