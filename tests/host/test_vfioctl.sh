@@ -488,6 +488,11 @@ case_inuse_block_mounted() {
 	rc 3 vf bind 0000:00:03.0
 	want_in "$T/err" "block device sda1 is mounted on /"
 	want_no_writes
+	# btrfs: an anonymous device number, the source names the disk.
+	echo "36 35 0:33 /home /home rw,relatime shared:2 - btrfs /dev/sda1 rw,space_cache=v2" \
+		>"$P/self/mountinfo"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is mounted on /home"
 	: >"$P/self/mountinfo"
 	printf '/dev/sda1\tpartition\t1024\t0\t-2\n' >>"$P/swaps"
 	rc 3 vf bind 0000:00:03.0

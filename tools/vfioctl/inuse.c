@@ -149,9 +149,14 @@ static bool net_in_use(struct use *u)
 	return busy;
 }
 
-/* "maj:min" is mounted (mountinfo's third field); its mount point out. */
-static bool mounted(const struct vfioctl *v, const char *majmin, char *where,
-		    size_t size)
+/*
+ * "maj:min" is mounted (mountinfo's third field), or /dev/@name is a
+ * mount's source (the field after the type, past " - "): btrfs and
+ * others show an anonymous 0:N instead of the disk's numbers.  The
+ * mount point goes to @where.
+ */
+static bool mounted(const struct vfioctl *v, const char *majmin,
+		    const char *name, char *where, size_t size)
 {
 	char path[4096], line[4096];
 	bool found = false;
@@ -163,17 +168,23 @@ static bool mounted(const struct vfioctl *v, const char *majmin, char *where,
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		char *save, *w, *mm = NULL, *mp = NULL;
-		int col = 0;
+		char *save, *w, *mm = NULL, *mp = NULL, *src = NULL;
+		int col = 0, after = -1;
 
-		for (w = strtok_r(line, " \n", &save); w && col < 5;
+		for (w = strtok_r(line, " \n", &save); w;
 		     w = strtok_r(NULL, " \n", &save), col++) {
 			if (col == 2)
 				mm = w;
 			else if (col == 4)
 				mp = w;
+			else if (col > 5 && after < 0 && !strcmp(w, "-"))
+				after = col;
+			else if (after > 0 && col == after + 2)
+				src = w;
 		}
-		if (mm && mp && !strcmp(mm, majmin)) {
+		if (mm && mp && (!strcmp(mm, majmin) ||
+				 (src && !strncmp(src, "/dev/", 5) &&
+				  !strcmp(src + 5, name)))) {
 			snprintf(where, size, "%s", mp);
 			found = true;
 		}
@@ -227,8 +238,9 @@ static bool blk_busy(struct use *u, const char *dir, const char *name)
 	char path[4400], buf[64], where[1024], holder[256];
 
 	snprintf(path, sizeof(path), "%s/dev", dir);
-	if (!read_attr(path, buf, sizeof(buf)) &&
-	    mounted(u->v, buf, where, sizeof(where)))
+	if (read_attr(path, buf, sizeof(buf)))
+		buf[0] = '\0';
+	if (mounted(u->v, buf, name, where, sizeof(where)))
 		return said(u, "block device %s is mounted on %s", name, where);
 	if (swapped_on(u->v, name))
 		return said(u, "block device %s is in use as swap", name);
