@@ -45,6 +45,31 @@ mkdev() {
 	fi
 }
 
+# mknet ADDR IF OPERSTATE FLAGS: a network interface of a PCI device.
+mknet() {
+	local n=$S/bus/pci/devices/$1/net/$2
+	mkdir -p "$n" "$S/class/net"
+	echo "$3" >"$n/operstate"
+	echo "$4" >"$n/flags"
+	ln -s "$S/bus/pci/devices/$1" "$n/device"
+	ln -s "$n" "$S/class/net/$2"
+}
+
+# mkdisk ADDR NAME MAJ:MIN [PART MAJ:MIN]: a disk behind a PCI device.
+mkdisk() {
+	local h=$S/bus/pci/devices/$1/host0/target0:0:0/0:0:0:0
+	local b=$h/block/$2
+	mkdir -p "$b/holders" "$S/block"
+	echo "$3" >"$b/dev"
+	ln -s "$h" "$b/device"
+	ln -s "$b" "$S/block/$2"
+	if [ $# -gt 3 ]; then
+		mkdir -p "$b/$4/holders"
+		echo "$5" >"$b/$4/dev"
+		echo 1 >"$b/$4/partition"
+	fi
+}
+
 fresh_tree() {
 	T=$(mktemp -d "$scratch/case.XXXXXX")
 	S=$T/sys
@@ -52,7 +77,14 @@ fresh_tree() {
 	STATE=$T/run
 	DEV=$T/dev
 	LOG=$T/log
-	mkdir -p "$S/bus/pci/devices" "$DEV"
+	P=$T/proc
+	mkdir -p "$S/bus/pci/devices" "$DEV" "$P/net" "$P/self"
+	printf 'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n' \
+		>"$P/net/route"
+	: >"$P/net/ipv6_route"
+	: >"$P/self/mountinfo"
+	printf 'Filename\tType\tSize\tUsed\tPriority\n' >"$P/swaps"
+	: >"$P/consoles"
 	: >"$S/bus/pci/drivers_probe"
 	: >"$LOG"
 	mkdrv vfio
@@ -73,7 +105,8 @@ fresh_tree() {
 
 vf() {
 	FAKE_SYSFS=$S FAKE_LOG=$LOG "$VFIOCTL" --sysfs-root "$S" \
-		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" "$@"
+		--config "$CONF" --state-dir "$STATE" --dev-dir "$DEV" \
+		--proc-root "$P" --pci-ids "$T/pci.ids" "$@"
 }
 
 # --- assertions: each prints why on stderr and fails --------------------
@@ -146,7 +179,7 @@ run() {
 
 case_list_text() {
 	rc 0 vf list
-	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no$' \
+	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 +1 +e1000e +no +no +- +-$' \
 		"$T/out" || die "00:02.0 line wrong: $(grep 00:02.0 "$T/out")"
 	grep -Eq '^0000:00:04\.0 .* 3 +- +yes ' "$T/out" ||
 		die "unbound device not viable"
@@ -411,6 +444,417 @@ case_apply_retriggers_node() {
 	want_in "$LOG" "class/vfio/pci:3/uevent change"
 }
 
+# --- devices the host uses ---------------------------------------------
+
+case_inuse_net_up() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "0000:00:02.0: refused: in use by the host: network interface eth0 is up"
+	want_no_writes
+	want_driver 0000:00:02.0 e1000e
+	rc 0 vf --force bind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_net_iff_up() {
+	mknet 0000:00:02.0 eth0 down 0x1003
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 is up (IFF_UP)"
+	want_no_writes
+}
+
+case_inuse_net_routes() {
+	mknet 0000:00:02.0 eth0 down 0x1002
+	printf 'eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n' \
+		>>"$P/net/route"
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 carries routes"
+	want_no_writes
+	printf 'Iface\n' >"$P/net/route"
+	echo "fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0" \
+		>"$P/net/ipv6_route"
+	rc 3 vf bind 0000:00:02.0
+	want_in "$T/err" "network interface eth0 carries routes"
+	: >"$P/net/ipv6_route"
+	# Down, no routes: free to take.
+	rc 0 vf bind 0000:00:02.0
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_block_mounted() {
+	mkdisk 0000:00:03.0 sda 8:0 sda1 8:1
+	echo "29 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw" \
+		>"$P/self/mountinfo"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is mounted on /"
+	want_no_writes
+	# btrfs: an anonymous device number, the source names the disk.
+	echo "36 35 0:33 /home /home rw,relatime shared:2 - btrfs /dev/sda1 rw,space_cache=v2" \
+		>"$P/self/mountinfo"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is mounted on /home"
+	: >"$P/self/mountinfo"
+	printf '/dev/sda1\tpartition\t1024\t0\t-2\n' >>"$P/swaps"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sda1 is in use as swap"
+	printf 'Filename\n' >"$P/swaps"
+	rc 0 vf bind 0000:00:03.0
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_block_holders() {
+	mkdisk 0000:00:03.0 sdb 8:16
+	mkdir "$S/block/sdb/holders/dm-0"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "block device sdb is held by dm-0"
+	want_no_writes
+	rc 0 vf -f bind 0000:00:03.0
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_boot_vga() {
+	echo 1 >"$S/bus/pci/devices/0000:00:03.0/boot_vga"
+	echo 0 >"$S/bus/pci/devices/0000:00:04.0/boot_vga"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "it is the boot VGA device"
+	rc 0 vf bind 0000:00:04.0
+	want_driver 0000:00:04.0 vfio
+}
+
+case_inuse_console() {
+	mkdir -p "$S/bus/pci/devices/0000:00:03.0/graphics/fb0" \
+		"$S/class/graphics"
+	ln -s "$S/bus/pci/devices/0000:00:03.0" \
+		"$S/bus/pci/devices/0000:00:03.0/graphics/fb0/device"
+	ln -s "$S/bus/pci/devices/0000:00:03.0/graphics/fb0" \
+		"$S/class/graphics/fb0"
+	rc 0 vf bind 0000:00:03.0
+	rc 0 vf unbind 0000:00:03.0
+	echo "tty0                 -WU (EC p  )    4:1" >"$P/consoles"
+	rc 3 vf bind 0000:00:03.0
+	want_in "$T/err" "framebuffer fb0 shows the console (tty0)"
+	# A serial console on a PCI serial card.
+	mkdir -p "$S/bus/pci/devices/0000:00:04.0/tty/ttyS4" "$S/class/tty"
+	ln -s "$S/bus/pci/devices/0000:00:04.0" \
+		"$S/bus/pci/devices/0000:00:04.0/tty/ttyS4/device"
+	ln -s "$S/bus/pci/devices/0000:00:04.0/tty/ttyS4" "$S/class/tty/ttyS4"
+	echo "ttyS4                -W- (E  p a)    4:68" >"$P/consoles"
+	rc 3 vf bind 0000:00:04.0
+	want_in "$T/err" "it is the console (ttyS4)"
+}
+
+# An ID line skips (and says why) what an address line would fail on.
+case_inuse_apply_id_line_skips() {
+	mknet 0000:00:03.0 eth1 up 0x1003
+	conf "1234:11e8"
+	rc 0 vf apply
+	want_in "$T/err" "0000:00:03.0: skipped: in use by the host: network interface eth1 is up"
+	want_driver 0000:00:03.0 uio_edu
+	want_driver 0000:00:04.0 vfio
+	want_driver 0000:01:00.0 vfio
+	want_in "$T/out" "apply: 2 bound, 0 failed, 1 skipped (in use by the host)"
+	conf "1234:11e8 force"
+	rc 0 vf apply
+	want_driver 0000:00:03.0 vfio
+}
+
+case_inuse_apply_address_line_fails() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "0000:00:02.0" "0000:00:04.0"
+	rc 2 vf apply
+	want_in "$T/err" "0000:00:02.0: refused: in use by the host"
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:04.0 vfio
+	rc 0 vf --force apply
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_udev_claim() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "8086:10d3"
+	rc 3 vf udev-claim 0000:00:02.0
+	[ ! -s "$T/out" ] || die "printed: $(cat "$T/out")"
+	want_in "$T/err" "skipped: in use by the host: network interface eth0 is up"
+	want_no_writes
+	conf "0000:00:02.0 force"
+	rc 0 vf udev-claim 0000:00:02.0
+	want_in "$T/out" "VFIO_CLAIMED=1"
+	want_driver 0000:00:02.0 vfio
+}
+
+case_inuse_check_warns() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	conf "0000:00:02.0"
+	rc 0 vf check
+	want_in "$T/err" "devices.conf:1: warning: 0000:00:02.0 is in use by the host (network interface eth0 is up)"
+	conf "0000:00:02.0 force"
+	rc 0 vf check
+	want_not_in "$T/err" "in use"
+	conf "0000:00:02.0 force force"
+	rc 1 vf check
+	want_in "$T/err" "force given twice"
+}
+
+# --- driverctl / dpdk-devbind parity ----------------------------------------
+
+case_bind_save() {
+	conf "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" "1234:1111"
+	cp "$CONF" "$T/orig"
+	rc 0 vf bind --save 0000:00:04.0 owner=$uid mode=0600
+	want_driver 0000:00:04.0 vfio
+	want_in "$T/out" "0000:00:04.0: saved in $CONF"
+	printf '%s\n' "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" \
+		"1234:1111" "0000:00:04.0	owner=$uid mode=0600" >"$T/want"
+	cmp -s "$T/want" "$CONF" || die "file: $(cat -A "$CONF")"
+	# Again with other options: replaced in place, not added twice.
+	rc 0 vf bind --save 00:04.0 group=$gid force
+	[ "$(grep -c '^0000:00:04.0' "$CONF")" -eq 1 ] || die "$(cat "$CONF")"
+	want_in "$CONF" "0000:00:04.0	group=$gid force"
+	rc 0 vf check
+	# unbind --save removes just that line.
+	rc 0 vf unbind --save 0000:00:04.0
+	want_driver 0000:00:04.0 -
+	cmp -s "$T/orig" "$CONF" || die "after unbind: $(cat -A "$CONF")"
+	# A vendor:device line is not the device's own: said, not removed.
+	conf "1234:11e8"
+	rc 0 vf bind 0000:00:04.0
+	rc 0 vf unbind --save 0000:00:04.0
+	want_in "$T/err" "still matched by 1234:11e8 at $CONF:1"
+	want_in "$CONF" "1234:11e8"
+}
+
+case_bind_save_validates() {
+	conf "# keep me"
+	cp "$CONF" "$T/orig"
+	rc 3 vf bind --save 0000:00:04.0 owner=no-such-user-vfio
+	want_in "$T/err" "the edited file would be invalid"
+	want_no_writes
+	cmp -s "$T/orig" "$CONF" || die "file changed: $(cat "$CONF")"
+	rc 3 vf bind --save 0000:00:04.0 mode=0999
+	cmp -s "$T/orig" "$CONF" || die "file changed: $(cat "$CONF")"
+	# Options need --save; a failed bind saves nothing.
+	rc 1 vf bind 0000:00:04.0 mode=0600
+	rc 3 env FAKE_FAIL=bus/pci/drivers/vfio/bind "$VFIOCTL_SELF" \
+		bind --save 0000:00:04.0
+	cmp -s "$T/orig" "$CONF" || die "saved a failed bind: $(cat "$CONF")"
+	[ -z "$(ls "$T" | grep 'devices.conf.vfioctl')" ] ||
+		die "temporary file left: $(ls "$T")"
+}
+
+case_list_net_and_class() {
+	mknet 0000:00:02.0 eth0 up 0x1003
+	mkdir -p "$S/bus/pci/devices/0000:00:06.0/virtio0/net/eth1"
+	ln -s "$S/bus/pci/devices/0000:00:06.0/virtio0/net/eth1" \
+		"$S/class/net/eth1"
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 .* eth0 +-$' "$T/out" ||
+		die "no eth0: $(grep 00:02.0 "$T/out")"
+	grep -Eq '^0000:00:06\.0 .* eth1 +-$' "$T/out" ||
+		die "nested interface: $(grep 00:06.0 "$T/out")"
+	rc 0 vf list --class net
+	[ "$(grep -c '^0000:' "$T/out")" -eq 2 ] ||
+		die "net: $(cat "$T/out")"
+	rc 0 vf list --class bridge
+	[ "$(grep -c '^0000:' "$T/out")" -eq 3 ] ||
+		die "bridge: $(cat "$T/out")"
+	rc 0 vf list --class serial-bus
+	[ "$(grep -c '^0000:' "$T/out")" -eq 1 ] ||
+		die "serial-bus: $(cat "$T/out")"
+	rc 0 vf --json list --class net
+	python3 - "$T/out" <<'PY' || die "json net wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert set(d) == {"0000:00:02.0", "0000:00:06.0"}, d
+assert d["0000:00:02.0"]["net"] == "eth0", d
+PY
+	rc 1 vf list --class frobs
+	want_in "$T/err" "unknown"
+}
+
+case_apply_dry_run() {
+	mkdir -p "$S/class/vfio/pci:3"
+	: >"$S/class/vfio/pci:3/uevent"
+	mknet 0000:00:03.0 eth1 up 0x1003
+	conf "0000:00:02.0" "1234:11e8" "0000:00:09.0"
+	rc 2 vf apply --dry-run
+	want_no_writes
+	[ ! -e "$STATE" ] || die "state directory made: $(ls "$STATE")"
+	want_in "$T/out" "0000:00:02.0: would bind to vfio (was e1000e)"
+	want_in "$T/out" "0000:00:03.0: would skip: in use by the host: network interface eth1 is up"
+	want_in "$T/out" "0000:00:04.0: would bind to vfio (was no driver)"
+	want_in "$T/out" "0000:00:09.0: would fail: not present"
+	want_in "$T/out" "3 would be bound, 1 would fail, 1 would be skipped, 1 group node would be updated"
+	want_driver 0000:00:02.0 e1000e
+	rc 1 vf bind --dry-run 0000:00:02.0
+	want_no_writes
+}
+
+# The completion script, with bash-completion's _init_completion stubbed.
+case_bash_completion() {
+	local script=$here/../../tools/vfioctl/bash-completion/vfioctl
+	bash -c '
+		compopt() { :; }
+		_filedir() { :; }
+		_init_completion() {
+			words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+			cur=${words[cword]}; prev=${words[cword-1]}
+		}
+		. "$1"
+		try() {
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			_vfioctl; echo "${COMPREPLY[*]}"
+		}
+		try vfioctl b
+		try vfioctl --class n
+		try vfioctl --json list --cl
+		try vfioctl -c /x bind --save 0000:00:02.0 ow
+	' _ "$script" >"$T/compl" 2>&1 || die "script failed: $(cat "$T/compl")"
+	printf '%s\n' bind net --class owner= >"$T/want"
+	cmp -s "$T/want" "$T/compl" || die "completed: $(tr '\n' '|' <"$T/compl")"
+}
+
+case_list_names() {
+	printf '%s\n' "# pci.ids" "1234  QEMU" "	11e8  edu device" \
+		"		1af4 1100  subsystem" "8086  Intel Corporation" \
+		"	10d3  82574L Gigabit Network Connection" \
+		"C 02  Network controller" "	00  Ethernet controller" \
+		>"$T/pci.ids"
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 .* - +Intel Corporation 82574L Gigabit Network Connection$' \
+		"$T/out" || die "00:02.0: $(grep 00:02.0 "$T/out")"
+	grep -Eq '^0000:00:04\.0 .* - +QEMU edu device$' "$T/out" ||
+		die "00:04.0: $(grep 00:04.0 "$T/out")"
+	# Vendor known, device not: the vendor alone.
+	grep -Eq '^0000:00:1f\.0 .* - +Intel Corporation$' "$T/out" ||
+		die "00:1f.0: $(grep 00:1f.0 "$T/out")"
+	grep -Eq '^0000:00:05\.0 .* - +-$' "$T/out" ||
+		die "00:05.0: $(grep 00:05.0 "$T/out")"
+	rc 0 vf --json list
+	python3 - "$T/out" <<'PY' || die "json names wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+assert d["0000:00:03.0"]["vendor_name"] == "QEMU", d["0000:00:03.0"]
+assert d["0000:00:03.0"]["device_name"] == "edu device"
+assert d["0000:00:05.0"]["vendor_name"] is None
+PY
+}
+
+case_check_world_mode() {
+	conf "0000:00:04.0 mode=0666" "0000:00:03.0 mode=0660"
+	rc 0 vf check
+	want_in "$T/err" "devices.conf:1: warning: mode=0666 lets every user open the group"
+	want_not_in "$T/err" "devices.conf:2:"
+}
+
+case_status_no_config() {
+	rc 0 vf status
+	want_in "$T/out" "$CONF: no devices configured"
+	rc 0 vf --json status
+	python3 - "$T/out" <<'PY' || die "json wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["entries"] == 0 and s["devices"] == [] and s["ok"] is True, s
+PY
+}
+
+# Every entry, configured or bound by hand, has the same keys.
+case_status_json_keys() {
+	conf "0000:00:04.0 group=$gid mode=0660" "0000:00:02.0"
+	rc 0 vf bind 0000:00:04.0 0000:00:03.0
+	: >"$DEV/pci:3"
+	rc 5 vf --json status
+	python3 - "$T/out" <<'PY' || die "json keys differ"
+import json, sys
+s = json.load(open(sys.argv[1]))
+keys = None
+for e in s["devices"]:
+    k = set(e)
+    assert keys is None or k == keys, (sorted(k), sorted(keys))
+    keys = k
+    assert set(e["want"]) == {"owner", "group", "uid", "gid", "mode", "agreed"}, e
+assert len(s["devices"]) == 3, s
+assert {"address", "line", "configured", "iommu_group", "driver", "bound",
+        "viable", "want", "node", "wider", "state", "ok"} <= keys, keys
+PY
+}
+
+case_bind_interface_name() {
+	mknet 0000:00:04.0 eth1 down 0x1002
+	rc 0 vf bind eth1
+	want_driver 0000:00:04.0 vfio
+	want_in "$T/out" "0000:00:04.0: bound to vfio"
+	rc 0 vf unbind 0000:00:04.0
+	rc 1 vf bind no-such-if0
+	want_in "$T/err" "not a PCI address (like 0000:03:00.0) or a network interface"
+	rc 1 vf bind ../../etc
+}
+
+# --- concurrency ------------------------------------------------------------
+
+# want_consistent ADDR ORIG: on vfio with ORIG recorded, or back on ORIG
+# ("-" for none) with nothing recorded; never in between.
+want_consistent() {
+	local drv orig=$2 rec=$2
+	drv=$(driver_of "$1")
+	[ "$orig" = - ] && rec="(none)"
+	if [ "$drv" = vfio ]; then
+		want_override "$1" vfio
+		want_state "$1" "$rec"
+	else
+		[ "$drv" = "$orig" ] || die "$1 is on $drv, want vfio or $orig"
+		want_override "$1" "(null)"
+		want_state "$1" absent
+	fi
+}
+
+case_parallel_bind_unbind() {
+	local i a pids=()
+	conf "0000:00:02.0" "0000:00:03.0" "0000:00:04.0"
+	for i in $(seq 1 20); do
+		case $((i % 4)) in
+		0) set -- bind 0000:00:02.0 0000:00:03.0 0000:00:04.0 ;;
+		1) set -- unbind 0000:00:04.0 0000:00:03.0 0000:00:02.0 ;;
+		2) set -- apply ;;
+		3) set -- unbind-all ;;
+		esac
+		"$VFIOCTL_SELF" "$@" >"$T/p$i.out" 2>"$T/p$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || true
+	done
+	# Nobody left a device half-moved: 3 and 4 mean exactly that.
+	! grep -l "could not be restored\|restore:" "$T"/p*.err ||
+		die "a call had to restore: $(cat "$T"/p*.err | head -n 3)"
+	want_consistent 0000:00:02.0 e1000e
+	want_consistent 0000:00:03.0 uio_edu
+	want_consistent 0000:00:04.0 -
+	ls "$STATE" | grep -v '^lock$' | grep -qv '\.driver$' &&
+		die "stray files in the state directory: $(ls "$STATE")"
+	rc 0 vf unbind-all
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:03.0 uio_edu
+	want_driver 0000:00:04.0 -
+	[ "$(ls "$STATE")" = lock ] || die "state left: $(ls "$STATE")"
+	rc 0 vf apply
+	for a in 0000:00:02.0 0000:00:03.0 0000:00:04.0; do
+		want_driver "$a" vfio
+	done
+}
+
+case_lock_serializes() {
+	# A holder of the lock keeps a bind waiting until it lets go.
+	mkdir -p "$STATE"
+	exec 9>"$STATE/lock"
+	flock 9
+	"$VFIOCTL_SELF" bind 0000:00:02.0 >"$T/p.out" 2>&1 9>&- &
+	sleep 0.5
+	want_driver 0000:00:02.0 e1000e
+	exec 9>&-
+	wait $! || die "bind failed after the lock was freed: $(cat "$T/p.out")"
+	want_driver 0000:00:02.0 vfio
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"
@@ -499,10 +943,11 @@ assert not b["ok"] and not b["bound"] and b["node"] is None, b
 PY
 	rc 0 vf bind 0000:00:04.0
 	: >"$DEV/pci:3"
+	chmod 0600 "$DEV/pci:3"
 	rc 0 vf status
 	chmod 0644 "$DEV/pci:1"
 	rc 5 vf status
-	grep -Eq '^0000:00:02\.0 .*DIFFERS' "$T/out" ||
+	grep -Eq '^0000:00:02\.0 .*WIDER' "$T/out" ||
 		die "wrong node mode not flagged"
 }
 
@@ -513,7 +958,9 @@ case_udev_owner() {
 		>"$T/want"
 	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
 	rc 0 vf udev-owner 1
-	[ ! -s "$T/out" ] || die "unconfigured group got: $(cat "$T/out")"
+	printf 'VFIO_OWNER=root\nVFIO_GROUP=root\nVFIO_MODE=0600\n' >"$T/want"
+	cmp -s "$T/want" "$T/out" ||
+		die "unconfigured group got: $(cat "$T/out")"
 	rc 1 vf udev-owner pci:x
 	want_no_writes
 }
@@ -521,8 +968,94 @@ case_udev_owner() {
 case_udev_owner_merges_group() {
 	conf "0000:00:1f.0 owner=$uid" "0000:00:1f.3 mode=0640"
 	rc 0 vf udev-owner pci:4
-	printf 'VFIO_OWNER=%s\nVFIO_MODE=0640\n' "$uid" >"$T/want"
+	printf 'VFIO_OWNER=%s\nVFIO_GROUP=root\nVFIO_MODE=0640\n' "$uid" \
+		>"$T/want"
 	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+}
+
+# Removing group= (or the line) must take the node back to root's.
+case_udev_owner_narrows_after_removal() {
+	conf "0000:00:04.0 owner=1 group=1 mode=0660"
+	rc 0 vf udev-owner pci:3
+	want_in "$T/out" "VFIO_GROUP=1"
+	conf "0000:00:04.0 owner=1 mode=0660"
+	rc 0 vf udev-owner pci:3
+	want_in "$T/out" "VFIO_GROUP=root"
+	rm "$CONF"
+	rc 0 vf udev-owner pci:3
+	printf 'VFIO_OWNER=root\nVFIO_GROUP=root\nVFIO_MODE=0600\n' >"$T/want"
+	cmp -s "$T/want" "$T/out" || die "printed: $(cat "$T/out")"
+}
+
+# The rule must reset the node and the stale imports before importing.
+case_udev_rule_resets_first() {
+	local rules=$here/../../udev/70-vfio-dkms.rules reset import
+	reset=$(grep -n 'OWNER="root", GROUP="root", MODE="0600"' "$rules" |
+		cut -d: -f1)
+	import=$(grep -n 'IMPORT{program}="/usr/sbin/vfioctl udev-owner' \
+		"$rules" | cut -d: -f1)
+	[ -n "$reset" ] && [ -n "$import" ] && [ "$reset" -lt "$import" ] ||
+		die "no root:root 0600 reset before the udev-owner import"
+	grep -q 'ENV{VFIO_GROUP}=""' "$rules" || die "stale VFIO_GROUP kept"
+}
+
+case_apply_retriggers_every_node() {
+	local n
+	for n in 1 3 9; do
+		mkdir -p "$S/class/vfio/pci:$n"
+		: >"$S/class/vfio/pci:$n/uevent"
+	done
+	conf "0000:00:04.0 owner=$uid"
+	rc 0 vf apply
+	for n in 1 3 9; do
+		want_in "$LOG" "class/vfio/pci:$n/uevent change"
+	done
+	# Also with the whole configuration gone.
+	rm "$CONF"
+	: >"$LOG"
+	rc 0 vf apply
+	for n in 1 3 9; do
+		want_in "$LOG" "class/vfio/pci:$n/uevent change"
+	done
+}
+
+case_status_wider() {
+	conf "0000:00:04.0"
+	rc 0 vf bind 0000:00:04.0
+	: >"$DEV/pci:3"
+	chown 1:1 "$DEV/pci:3"
+	chmod 0660 "$DEV/pci:3"
+	# group=kvm removed from the line: alice:kvm 0660 is wider than root.
+	rc 5 vf status
+	grep -Eq '^0000:00:04\.0 .* WIDER ' "$T/out" ||
+		die "wider node not flagged: $(cat "$T/out")"
+	rc 5 vf --json status
+	python3 - "$T/out" <<'PY' || die "status json wider wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+a = s["devices"][0]
+assert a["wider"] is True and a["state"] == "WIDER" and not a["ok"], a
+assert a["want"]["owner"] == "root" and a["want"]["mode"] == 0o600, a
+PY
+	# Narrower than configured: differs, but is not wider.
+	conf "0000:00:04.0 owner=1 group=1 mode=0660"
+	chmod 0640 "$DEV/pci:3"
+	rc 5 vf status
+	grep -Eq '^0000:00:04\.0 .* DIFFERS ' "$T/out" ||
+		die "narrower node: $(cat "$T/out")"
+	want_not_in "$T/out" WIDER
+	chmod 0660 "$DEV/pci:3"
+	rc 0 vf status
+	# Mode bits beyond the configured ones are wider.
+	chmod 0666 "$DEV/pci:3"
+	rc 5 vf status
+	want_in "$T/out" WIDER
+	# A node nobody configures or binds any more.
+	chmod 0660 "$DEV/pci:3"
+	: >"$DEV/pci:9"
+	chmod 0666 "$DEV/pci:9"
+	rc 5 vf status
+	want_in "$T/out" "$DEV/pci:9  no configured or bound device  WIDER"
 }
 
 case_udev_owner_fails_closed() {
@@ -596,15 +1129,18 @@ case_udev_claim_config_error() {
 	want_no_writes
 }
 
+here=$(cd "$(dirname "$0")" && pwd)
+
 # "env VAR=x vfioctl ..." inside rc needs a command, not the vf function.
 VFIOCTL_SELF=$scratch/vf-self
 cat >"$VFIOCTL_SELF" <<EOS
 #!/bin/sh
 exec env FAKE_SYSFS="\$S" FAKE_LOG="\$LOG" "$VFIOCTL" --sysfs-root "\$S" \\
-	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" "\$@"
+	--config "\$CONF" --state-dir "\$STATE" --dev-dir "\$DEV" \\
+	--proc-root "\$P" --pci-ids "\$T/pci.ids" "\$@"
 EOS
 chmod +x "$VFIOCTL_SELF"
-export S LOG CONF STATE DEV
+export S LOG CONF STATE DEV P T
 
 for c in $(declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'); do
 	run "$c"

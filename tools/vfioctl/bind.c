@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bind.h"
+#include "inuse.h"
 #include "sysfs.h"
 
 static bool state_path(const struct vfioctl *v, const char *addr,
@@ -44,6 +46,30 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+int state_lock(const struct vfioctl *v)
+{
+	char path[4096];
+	int fd, err;
+
+	err = mkdir_p(v->state_dir);
+	if (err)
+		return err;
+	if (snprintf(path, sizeof(path), "%s/lock", v->state_dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX)) {
+		if (errno == EINTR)
+			continue;
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 bool state_exists(const struct vfioctl *v, const char *addr)
 {
 	char path[4096];
@@ -64,14 +90,19 @@ static int state_save(const struct vfioctl *v, const char *addr,
 		return err;
 	if (!state_path(v, addr, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A name of its own: a stale or foreign .tmp is never reused. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
 	len = strlen(prev);
 	errno = 0;
 	if (write(fd, prev, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
 		err = errno ? -errno : -EIO;
+	if (!err && fchmod(fd, 0644))
+		err = -errno;
+	if (!err && fsync(fd))
+		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))
@@ -170,6 +201,7 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 	o->pending = false;
 	o->already = false;
 	o->prev[0] = '\0';
+	o->why[0] = '\0';
 	err = pci_dev_load(v, addr, &d);
 	if (err) {
 		msg_err("%s: %s", addr, err == -ENODEV ? "no such PCI device" :
@@ -180,6 +212,9 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 		o->already = true;
 		return BIND_OK;
 	}
+	/* Like dpdk-devbind's "*Active*": never from under the host. */
+	if (!o->force && dev_in_use(v, &d, o->why, sizeof(o->why)))
+		return BIND_REFUSED;
 	if (d.group < 0) {
 		msg_err("%s: has no IOMMU group (is the IOMMU on? intel_iommu=on or amd_iommu=on)",
 			d.addr);

@@ -23,6 +23,7 @@ enum bind_result {
 	BIND_OK,
 	BIND_FAILED,		/* nothing changed, or everything undone */
 	BIND_RESTORE_FAILED,	/* the undo failed too: reported in detail */
+	BIND_REFUSED,		/* the host uses it (o->why); nothing done */
 };
 
 struct bind_opts {
@@ -32,14 +33,25 @@ struct bind_opts {
 	 * override makes it bind as soon as it registers).
 	 */
 	bool claim;
+	bool force;		/* take it even when the host uses it */
 	bool pending;		/* out: waiting for the vfio driver */
 	bool already;		/* out: it was on vfio already */
 	char prev[64];		/* out: the driver it came from, or "" */
+	char why[512];		/* out: BIND_REFUSED, how the host uses it */
 };
 
 enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 			  struct bind_opts *o);
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr);
+
+/*
+ * state_lock() - take <state-dir>/lock exclusively (flock), waiting for
+ * another vfioctl to finish: every command that changes a device or the
+ * state directory holds it from start to end, so that parallel calls
+ * (udev workers, a unit, an admin) see each other's results whole.
+ * Returns the descriptor, released at exit, or -errno.
+ */
+int state_lock(const struct vfioctl *v);
 
 /* state_exists() - vfioctl moved @addr and has not given it back yet. */
 bool state_exists(const struct vfioctl *v, const char *addr);

@@ -9,11 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 
 #include "bind.h"
 #include "commands.h"
 #include "config.h"
+#include "confedit.h"
+#include "inuse.h"
 #include "json.h"
+#include "pciids.h"
 #include "plan.h"
 #include "sysfs.h"
 
@@ -74,8 +78,16 @@ static int load_all(const struct vfioctl *v, struct conf *c,
 
 /* What became of several devices, counted by tally_add(). */
 struct tally {
-	size_t n, ok, failed, broken;
+	size_t n, ok, failed, broken, skipped;
 };
+
+/* The line that says why a device the host uses was not taken. */
+static void report_refused(const char *addr, const struct bind_opts *o,
+			   bool skipped)
+{
+	msg_err("%s: %s: in use by the host: %s (force to take it anyway)",
+		addr, skipped ? "skipped" : "refused", o->why);
+}
 
 /* Count @r in @t; true when the device is where it was asked to go. */
 static bool tally_add(struct tally *t, enum bind_result r)
@@ -86,6 +98,7 @@ static bool tally_add(struct tally *t, enum bind_result r)
 		t->ok++;
 		return true;
 	case BIND_FAILED:
+	case BIND_REFUSED:
 		t->failed++;
 		break;
 	case BIND_RESTORE_FAILED:
@@ -95,13 +108,67 @@ static bool tally_add(struct tally *t, enum bind_result r)
 	return false;
 }
 
+/* The names --class takes: a PCI base class, or base class and subclass. */
+static const struct dev_class {
+	const char *name;
+	unsigned int class;	/* base class << 8 | subclass */
+	bool sub;		/* match the subclass too */
+} dev_classes[] = {
+	{ "storage", 0x0100, false },
+	{ "net", 0x0200, false },
+	{ "display", 0x0300, false },
+	{ "multimedia", 0x0400, false },
+	{ "memory", 0x0500, false },
+	{ "bridge", 0x0600, false },
+	{ "communication", 0x0700, false },
+	{ "system", 0x0800, false },
+	{ "input", 0x0900, false },
+	{ "serial-bus", 0x0c00, false },
+	{ "usb", 0x0c03, true },
+	{ "wireless", 0x0d00, false },
+	{ "crypto", 0x1000, false },
+	{ "accelerator", 0x1200, false },
+	{ "other", 0xff00, false },
+};
+
+static const struct dev_class *find_class(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dev_classes) / sizeof(dev_classes[0]); i++)
+		if (!strcmp(dev_classes[i].name, name))
+			return &dev_classes[i];
+	return NULL;
+}
+
+static bool class_matches(const struct dev_class *k, const struct pci_dev *d)
+{
+	unsigned int cls = d->class >> 8;
+
+	return k->sub ? cls == k->class : (cls >> 8) == (k->class >> 8);
+}
+
 int cmd_list(const struct vfioctl *v)
 {
+	const struct dev_class *want = NULL;
+	struct pci_name *names;
 	struct pci_list l;
 	struct conf c;
 	struct json j;
 	size_t i;
 	int ret;
+
+	if (v->class) {
+		want = find_class(v->class);
+		if (!want) {
+			msg_err("--class %s: unknown; one of:", v->class);
+			for (i = 0; i < sizeof(dev_classes) /
+					sizeof(dev_classes[0]); i++)
+				fprintf(stderr, " %s", dev_classes[i].name);
+			fputc('\n', stderr);
+			return EXIT_USAGE;
+		}
+	}
 
 	/* list is for looking: a broken config only loses the column. */
 	if (conf_load(&c, v->config, stderr) || c.errors) {
@@ -111,19 +178,31 @@ int cmd_list(const struct vfioctl *v)
 	ret = load_devices(v, &l, &c);
 	if (ret)
 		return ret;
+	names = calloc(l.n ? l.n : 1, sizeof(*names));
+	if (!names) {
+		msg_err("list: %s", strerror(ENOMEM));
+		pci_list_free(&l);
+		conf_free(&c);
+		return EXIT_FAILED;
+	}
+	pci_ids_names(v->pci_ids, &l, names);
 	if (v->json) {
 		json_init(&j, stdout);
 		json_begin_arr(&j, NULL);
 	} else {
-		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %s\n", "ADDRESS",
-		       "ID", "CLASS", "GROUP", "DRIVER", "VIABLE", "CONFIGURED");
+		printf("%-12s  %-9s  %-6s  %5s  %-16s  %-6s  %-10s  %-8s  %s\n",
+		       "ADDRESS", "ID", "CLASS", "GROUP", "DRIVER", "VIABLE",
+		       "CONFIGURED", "NET", "NAME");
 	}
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
 		bool conf = conf_match(&c, d) != NULL;
 		bool viable = group_viable(&l, d->group);
-		char id[16], grp[16];
+		char id[16], grp[16], net[256];
 
+		if (want && !class_matches(want, d))
+			continue;
+		dev_net_names(v, d, net, sizeof(net));
 		snprintf(id, sizeof(id), "%04x:%04x", d->vendor, d->device);
 		if (v->json) {
 			json_begin_obj(&j, NULL);
@@ -143,23 +222,65 @@ int cmd_list(const struct vfioctl *v)
 			else
 				json_null(&j, "viable");
 			json_bool(&j, "configured", conf);
+			json_str(&j, "net", net[0] ? net : NULL);
+			json_str(&j, "vendor_name", names[i].vendor[0] ?
+				 names[i].vendor : NULL);
+			json_str(&j, "device_name", names[i].device[0] ?
+				 names[i].device : NULL);
 			json_end_obj(&j);
 			continue;
 		}
 		snprintf(grp, sizeof(grp), "%d", d->group);
-		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %s\n", d->addr, id,
-		       d->class, d->group >= 0 ? grp : "-",
+		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %-8s  %s%s%s\n",
+		       d->addr, id, d->class, d->group >= 0 ? grp : "-",
 		       d->driver[0] ? d->driver : "-",
 		       d->group < 0 ? "-" : viable ? "yes" : "no",
-		       conf ? "yes" : "no");
+		       conf ? "yes" : "no", net[0] ? net : "-",
+		       names[i].vendor[0] ? names[i].vendor : "-",
+		       names[i].device[0] ? " " : "", names[i].device);
 	}
 	if (v->json) {
 		json_end_arr(&j);
 		json_end(&j);
 	}
+	free(names);
 	pci_list_free(&l);
 	conf_free(&c);
 	return EXIT_OK;
+}
+
+/* Lines that would take a device the host uses: apply will skip them. */
+static void warn_in_use(const struct vfioctl *v, const struct conf *c,
+			const struct plan *p)
+{
+	char why[512];
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct target *t = &p->t[i];
+
+		if (t->e->force || !strcmp(t->dev->driver, VFIO_DRIVER) ||
+		    !dev_in_use(v, t->dev, why, sizeof(why)))
+			continue;
+		conf_warn(c, t->e->line,
+			  "%s is in use by the host (%s): apply and hotplug will not take it unless the line says force",
+			  t->dev->addr, why);
+	}
+}
+
+/* A mode that lets every user of the machine drive the device's DMA. */
+static void warn_world(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct conf_entry *e = &c->entries[i];
+
+		if (e->has_mode && (e->mode & 0007))
+			conf_warn(c, e->line,
+				  "mode=%04o lets every user open the group (world-accessible); give a group= and drop the bits for others",
+				  e->mode);
+	}
 }
 
 int cmd_check(const struct vfioctl *v)
@@ -182,9 +303,11 @@ int cmd_check(const struct vfioctl *v)
 	} else {
 		if (plan_build(&p, &c, &l, true))
 			conf_error(&c, 0, "out of memory");
+		warn_in_use(v, &c, &p);
 		plan_free(&p);
 		pci_list_free(&l);
 	}
+	warn_world(&c);
 	if (c.errors) {
 		msg_err("%s: %d error%s", v->config, c.errors,
 			c.errors == 1 ? "" : "s");
@@ -197,20 +320,39 @@ int cmd_check(const struct vfioctl *v)
 	return ret;
 }
 
-/* Ask udev to apply the rules to the group node again (new ownership). */
-static void retrigger_node(const struct vfioctl *v, int group)
+/*
+ * Ask udev to apply the rules to every group node again, as "udevadm
+ * trigger --action=change" does: configured or not, so that a node whose
+ * line was edited or removed loses what it no longer may have.
+ */
+static void retrigger_nodes(const struct vfioctl *v)
 {
-	char path[4096];
+	char dir[4096], path[4400];
+	struct dirent *de;
 	struct stat st;
+	DIR *d;
 	int err;
 
-	if (!sysfs_path(v, path, sizeof(path), "class/vfio/pci:%d/uevent",
-			group) || stat(path, &st))
+	if (!sysfs_path(v, dir, sizeof(dir), "class/vfio"))
 		return;
-	err = sysfs_write(path, "change");
-	if (err)
-		msg_err("group %d: asking udev to update its node: %s", group,
-			strerror(-err));
+	d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT)
+			msg_err("reading %s: %s", dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "pci:", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/uevent", dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		err = sysfs_write(path, "change");
+		if (err)
+			msg_err("%s: asking udev to update its node: %s",
+				de->d_name, strerror(-err));
+	}
+	closedir(d);
 }
 
 static const char *result_word(const struct bind_opts *o)
@@ -232,6 +374,78 @@ static void report_bound(const struct vfioctl *v, const char *addr,
 		msg_info(v, "%s: %s", addr, result_word(o));
 }
 
+/* The group nodes "apply" would send "change" to. */
+static size_t count_nodes(const struct vfioctl *v)
+{
+	char dir[4096];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	if (!sysfs_path(v, dir, sizeof(dir), "class/vfio"))
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "pci:", 4);
+	closedir(d);
+	return n;
+}
+
+/*
+ * apply --dry-run: the decisions apply would take, from the same checks,
+ * one line per device, and nothing written anywhere.
+ */
+static int apply_dry_run(const struct vfioctl *v, const struct conf *c,
+			 const struct pci_list *l, const struct plan *p)
+{
+	size_t i, bind = 0, fail = 0, skip = 0;
+	char why[512];
+
+	for (i = 0; i < c->n; i++) {
+		const struct conf_entry *e = &c->entries[i];
+
+		if (e->kind == CONF_ADDR && !pci_list_find(l, e->addr)) {
+			printf("%s: would fail: not present\n", e->addr);
+			fail++;
+		}
+	}
+	for (i = 0; i < p->n; i++) {
+		const struct pci_dev *d = p->t[i].dev;
+		const struct conf_entry *e = p->t[i].e;
+
+		if (!strcmp(d->driver, VFIO_DRIVER)) {
+			printf("%s: already bound to vfio\n", d->addr);
+			bind++;
+		} else if (!v->force && !e->force &&
+			   dev_in_use(v, d, why, sizeof(why))) {
+			printf("%s: would %s: in use by the host: %s\n",
+			       d->addr, e->kind == CONF_ID ? "skip" : "refuse",
+			       why);
+			if (e->kind == CONF_ID)
+				skip++;
+			else
+				fail++;
+		} else if (d->group < 0) {
+			printf("%s: would fail: no IOMMU group\n", d->addr);
+			fail++;
+		} else if (!vfio_driver_loaded(v)) {
+			printf("%s: would fail: the vfio driver is not loaded\n",
+			       d->addr);
+			fail++;
+		} else {
+			printf("%s: would bind to vfio (was %s)\n", d->addr,
+			       d->driver[0] ? d->driver : "no driver");
+			bind++;
+		}
+	}
+	printf("apply --dry-run: %zu would be bound, %zu would fail, %zu would be skipped, %zu group node%s would be updated; nothing changed\n",
+	       bind, fail, skip, count_nodes(v),
+	       count_nodes(v) == 1 ? "" : "s");
+	return fail ? EXIT_PARTIAL : EXIT_OK;
+}
+
 int cmd_apply(const struct vfioctl *v)
 {
 	struct tally t = { 0 };
@@ -247,6 +461,7 @@ int cmd_apply(const struct vfioctl *v)
 	if (!c.n) {
 		msg_info(v, "%s: no devices configured", v->config);
 		conf_free(&c);
+		retrigger_nodes(v);
 		return EXIT_OK;
 	}
 	ret = load_devices(v, &l, &c);
@@ -255,6 +470,10 @@ int cmd_apply(const struct vfioctl *v)
 	if (plan_build(&p, &c, &l, false) || c.errors) {
 		msg_err("%s: not applied, nothing changed", v->config);
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (v->dry_run) {
+		ret = apply_dry_run(v, &c, &l, &p);
 		goto out;
 	}
 	/* Absent devices were warned about; they count as failures. */
@@ -266,15 +485,31 @@ int cmd_apply(const struct vfioctl *v)
 	}
 	for (i = 0; i < p.n; i++) {
 		const struct pci_dev *d = p.t[i].dev;
-		struct bind_opts o = { 0 };
+		const struct conf_entry *e = p.t[i].e;
+		struct bind_opts o = { .force = v->force || e->force };
+		enum bind_result r = dev_bind(v, d->addr, &o);
 
-		if (tally_add(&t, dev_bind(v, d->addr, &o))) {
-			report_bound(v, d->addr, &o);
-			retrigger_node(v, d->group);
+		/*
+		 * A vendor:device line stands for devices nobody looked at
+		 * one by one: one the host uses is skipped, not a failure,
+		 * so the host's own NIC of the same model keeps working and
+		 * the boot does not fail.  An address line was meant.
+		 */
+		if (r == BIND_REFUSED && e->kind == CONF_ID) {
+			report_refused(d->addr, &o, true);
+			t.skipped++;
+			continue;
 		}
+		if (r == BIND_REFUSED)
+			report_refused(d->addr, &o, false);
+		if (tally_add(&t, r))
+			report_bound(v, d->addr, &o);
 	}
-	printf("apply: %zu bound, %zu failed%s\n", t.ok, t.failed + t.broken,
-	       t.broken ? ", some could not be restored" : "");
+	retrigger_nodes(v);
+	printf("apply: %zu bound, %zu failed", t.ok, t.failed + t.broken);
+	if (t.skipped)
+		printf(", %zu skipped (in use by the host)", t.skipped);
+	printf("%s\n", t.broken ? ", some could not be restored" : "");
 	ret = t.broken ? EXIT_RESTORE : t.failed ? EXIT_PARTIAL : EXIT_OK;
 out:
 	plan_free(&p);
@@ -293,48 +528,151 @@ static int combine(const struct tally *t)
 	return t->n == 1 || !t->ok ? EXIT_FAILED : EXIT_PARTIAL;
 }
 
-static int parse_devices(int argc, char **argv, const char *cmd)
+/*
+ * A device named on the command line: a PCI address, or a network
+ * interface (/sys/class/net/IF/device), as driverctl and dpdk-devbind
+ * take them.  Returns false (and says why) when it is neither.
+ */
+static bool resolve_device(const struct vfioctl *v, const char *arg,
+			   char addr[16])
 {
-	char addr[16];
-	int i;
+	char path[4096], real[PATH_MAX];
+	const char *base;
 
-	if (!argc) {
-		msg_err("%s needs at least one PCI address", cmd);
-		return EXIT_USAGE;
+	if (parse_pci_addr(arg, addr))
+		return true;
+	if (!*arg || strchr(arg, '/') || !strcmp(arg, ".") ||
+	    !strcmp(arg, "..") || strlen(arg) > 64 ||
+	    !sysfs_path(v, path, sizeof(path), "class/net/%s/device", arg)) {
+		msg_err("%s: not a PCI address (like 0000:03:00.0) or a network interface",
+			arg);
+		return false;
 	}
-	for (i = 0; i < argc; i++) {
-		if (!parse_pci_addr(argv[i], addr)) {
-			msg_err("%s: not a PCI address (like 0000:03:00.0)",
-				argv[i]);
-			return EXIT_USAGE;
-		}
+	if (!realpath(path, real)) {
+		msg_err("%s: not a PCI address (like 0000:03:00.0) or a network interface: %s: %s",
+			arg, path, strerror(errno));
+		return false;
 	}
-	return EXIT_OK;
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (!parse_pci_addr(base, addr) || strcmp(addr, base)) {
+		msg_err("%s: network interface of %s, which is not a PCI device",
+			arg, base);
+		return false;
+	}
+	return true;
+}
+
+/* An option word of "bind --save": key=value or force. */
+static bool is_option_word(const char *s)
+{
+	return strchr(s, '=') || !strcmp(s, "force");
+}
+
+/* After unbind --save: a vendor:device line still takes @addr at boot. */
+static void warn_still_matched(const struct vfioctl *v, const char *addr)
+{
+	const struct conf_entry *e;
+	struct pci_dev d;
+	struct conf c;
+
+	if (conf_load(&c, v->config, stderr) || c.errors ||
+	    pci_dev_load(v, addr, &d)) {
+		conf_free(&c);
+		return;
+	}
+	e = conf_match(&c, &d);
+	if (e)
+		msg_err("%s: still matched by %04x:%04x at %s:%d, which the next apply or hotplug binds again",
+			addr, e->vendor, e->device, v->config, e->line);
+	conf_free(&c);
 }
 
 /* bind and unbind: each device named on the command line in turn. */
 static int move_devices(const struct vfioctl *v, int argc, char **argv,
 			bool bind)
 {
+	const char *cmd = bind ? "bind" : "unbind";
+	char (*addrs)[16], opts[CONF_MAX_LINE] = "";
 	struct tally t = { 0 };
-	char addr[16];
-	int i, ret;
+	int i, n = 0, ret = EXIT_USAGE;
+	size_t len = 0;
 
-	ret = parse_devices(argc, argv, bind ? "bind" : "unbind");
-	if (ret)
-		return ret;
+	addrs = calloc(argc > 0 ? argc : 1, sizeof(*addrs));
+	if (!addrs) {
+		msg_err("%s: %s", cmd, strerror(ENOMEM));
+		return EXIT_FAILED;
+	}
 	for (i = 0; i < argc; i++) {
-		struct bind_opts o = { 0 };
+		if (!is_option_word(argv[i])) {
+			if (!resolve_device(v, argv[i], addrs[n++]))
+				goto out;
+			continue;
+		}
+		if (!bind || !v->save) {
+			msg_err("%s: options only go with bind --save", argv[i]);
+			goto out;
+		}
+		if (len + strlen(argv[i]) + 2 > sizeof(opts)) {
+			msg_err("options too long for one devices.conf line");
+			goto out;
+		}
+		len += snprintf(opts + len, sizeof(opts) - len, "%s%s",
+				len ? " " : "", argv[i]);
+	}
+	if (!n) {
+		msg_err("%s needs at least one PCI address", cmd);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct conf_edit ed = { .path = v->config };
+		struct bind_opts o = { .force = v->force };
+		const char *addr = addrs[i];
+		enum bind_result r;
+		int err;
 
-		parse_pci_addr(argv[i], addr);
-		if (bind) {
-			if (tally_add(&t, dev_bind(v, addr, &o)))
-				report_bound(v, addr, &o);
-		} else if (tally_add(&t, dev_unbind(v, addr))) {
+		if (v->save) {
+			err = conf_edit_prepare(&ed, addr, bind ? opts : NULL);
+			if (err) {
+				msg_err("%s: %s: %s; not saved, device not moved",
+					addr, v->config, err == -EINVAL ?
+					"the edited file would be invalid" :
+					strerror(-err));
+				t.n++;
+				t.failed++;
+				continue;
+			}
+		}
+		r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
+		if (r == BIND_REFUSED)
+			report_refused(addr, &o, false);
+		if (!tally_add(&t, r)) {
+			conf_edit_abort(&ed);
+			continue;
+		}
+		if (bind)
+			report_bound(v, addr, &o);
+		else
 			msg_info(v, "%s: given back", addr);
+		if (!v->save)
+			continue;
+		err = conf_edit_commit(&ed);
+		if (err) {
+			msg_err("%s: saving %s: %s", addr, v->config,
+				strerror(-err));
+			t.ok--;
+			t.failed++;
+		} else {
+			msg_info(v, "%s: %s %s", addr,
+				 bind ? "saved in" : "removed from", v->config);
+			if (!bind)
+				warn_still_matched(v, addr);
 		}
 	}
-	return combine(&t);
+	ret = combine(&t);
+out:
+	free(addrs);
+	return ret;
 }
 
 int cmd_bind(const struct vfioctl *v, int argc, char **argv)
@@ -410,20 +748,188 @@ static bool node_stat(const struct vfioctl *v, int group, struct stat *st,
 	return !stat(path, st);
 }
 
-static bool node_matches(const struct conf_entry *own, const struct stat *st)
+/* How a node compares with what it should have. */
+enum node_state { NODE_OK, NODE_DIFFERS, NODE_WIDER };
+
+static const char *const node_words[] = { "ok", "DIFFERS", "WIDER" };
+
+static enum node_state node_compare(const struct conf_entry *own,
+				    const struct stat *st)
 {
-	return (!own->has_owner || own->uid == st->st_uid) &&
-	       (!own->has_group || own->gid == st->st_gid) &&
-	       (!own->has_mode || own->mode == (st->st_mode & 07777));
+	if (ownership_wider(own, st))
+		return NODE_WIDER;
+	if ((st->st_mode & 07777) != own->mode)
+		return NODE_DIFFERS;
+	return NODE_OK;
+}
+
+/*
+ * One line (or JSON object) of status for @d, configured by @e or bound
+ * by hand (@e NULL).  Returns true when it is as it should be: bound to
+ * vfio when configured, and its node, if any, exactly as configured
+ * (unconfigured fields: root:root 0600), never wider.
+ */
+static bool status_entry(const struct vfioctl *v, const struct conf *c,
+			 const struct pci_list *l, const struct pci_dev *d,
+			 const struct conf_entry *e, struct json *j)
+{
+	bool bound = !strcmp(d->driver, VFIO_DRIVER);
+	enum node_state ns = NODE_OK;
+	bool have_own, have_node = false, ok;
+	struct conf_entry own;
+	char node[4200], want[256];
+	struct stat st;
+
+	/* Disagreeing devices: udev-owner fails and the node stays root's. */
+	have_own = group_ownership(c, l, d->group, &own);
+	conf_entry_describe(&own, want, sizeof(want));
+	ownership_fill_defaults(&own);
+	if (d->group >= 0)
+		have_node = node_stat(v, d->group, &st, node, sizeof(node));
+	if (have_node)
+		ns = node_compare(&own, &st);
+	else if (bound)
+		ns = NODE_DIFFERS;
+	ok = (bound || !e) && ns == NODE_OK;
+	if (j) {
+		json_begin_obj(j, NULL);
+		json_str(j, "address", d->addr);
+		if (e)
+			json_int(j, "line", e->line);
+		else
+			json_null(j, "line");
+		json_bool(j, "configured", e != NULL);
+		if (d->group >= 0)
+			json_int(j, "iommu_group", d->group);
+		else
+			json_null(j, "iommu_group");
+		json_str(j, "driver", d->driver[0] ? d->driver : NULL);
+		json_bool(j, "bound", bound);
+		json_bool(j, "viable", group_viable(l, d->group));
+		json_begin_obj(j, "want");
+		json_str(j, "owner", own.owner);
+		json_str(j, "group", own.group);
+		json_int(j, "uid", own.uid);
+		json_int(j, "gid", own.gid);
+		json_int(j, "mode", own.mode);
+		json_bool(j, "agreed", have_own);
+		json_end_obj(j);
+		if (have_node) {
+			json_begin_obj(j, "node");
+			json_str(j, "path", node);
+			json_int(j, "uid", st.st_uid);
+			json_int(j, "gid", st.st_gid);
+			json_int(j, "mode", st.st_mode & 07777);
+			json_end_obj(j);
+		} else {
+			json_null(j, "node");
+		}
+		json_bool(j, "wider", ns == NODE_WIDER);
+		json_str(j, "state", !ok && ns == NODE_OK ? "DIFFERS" :
+			 node_words[ns]);
+		json_bool(j, "ok", ok);
+		json_end_obj(j);
+		return ok;
+	}
+	if (e)
+		printf("%s  line %d  group %d  driver %s  %s", d->addr,
+		       e->line, d->group, d->driver[0] ? d->driver : "-",
+		       !ok && ns == NODE_OK ? "DIFFERS" : node_words[ns]);
+	else
+		printf("%s  not configured  group %d  driver vfio  (bound by hand)  %s",
+		       d->addr, d->group, node_words[ns]);
+	if (e && !bound)
+		printf(" (want vfio)");
+	if (have_node)
+		printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
+		       (unsigned int)st.st_gid, st.st_mode & 07777);
+	else if (bound)
+		printf("  no node in %s", v->dev_dir);
+	printf("  (want %s%s%s:%s %04o)", want, want[0] ? ", i.e. " : "",
+	       own.owner, own.group, own.mode);
+	if (!have_own)
+		printf("  (devices of the group disagree: root only)");
+	printf("\n");
+	return ok;
+}
+
+/* A device of @group was reported by status already. */
+static bool group_reported(const struct conf *c, const struct pci_list *l,
+			   int group)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->devs[i].group == group &&
+		    (conf_match(c, &l->devs[i]) ||
+		     !strcmp(l->devs[i].driver, VFIO_DRIVER)))
+			return true;
+	return false;
+}
+
+/*
+ * Nodes in the device directory that no reported device accounts for
+ * (a group whose configuration was removed, a node left by hand): each
+ * must be root:root 0600 at most.  Returns false when one is wider.
+ */
+static bool status_other_nodes(const struct vfioctl *v, const struct conf *c,
+			       const struct pci_list *l, struct json *j)
+{
+	struct conf_entry own;
+	char path[4200];
+	struct dirent *de;
+	struct stat st;
+	bool ok = true;
+	long group;
+	char *end;
+	DIR *dir;
+
+	dir = opendir(v->dev_dir);
+	if (!dir)
+		return true;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "pci:", 4))
+			continue;
+		errno = 0;
+		group = strtol(de->d_name + 4, &end, 10);
+		if (!de->d_name[4] || *end || errno || group < 0 ||
+		    group > 0x7fffffff || group_reported(c, l, (int)group))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", v->dev_dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		group_ownership(c, l, (int)group, &own);
+		ownership_fill_defaults(&own);
+		if (!ownership_wider(&own, &st))
+			continue;
+		ok = false;
+		if (j) {
+			json_begin_obj(j, NULL);
+			json_str(j, "path", path);
+			json_int(j, "iommu_group", group);
+			json_int(j, "uid", st.st_uid);
+			json_int(j, "gid", st.st_gid);
+			json_int(j, "mode", st.st_mode & 07777);
+			json_bool(j, "wider", true);
+			json_end_obj(j);
+		} else {
+			printf("%s  no configured or bound device  WIDER  %u:%u %04o  (want %s:%s %04o)\n",
+			       path, (unsigned int)st.st_uid,
+			       (unsigned int)st.st_gid, st.st_mode & 07777,
+			       own.owner, own.group, own.mode);
+		}
+	}
+	closedir(dir);
+	return ok;
 }
 
 int cmd_status(const struct vfioctl *v)
 {
 	bool differs = false;
+	struct json js, *j = NULL;
 	struct pci_list l;
 	struct plan p;
 	struct conf c;
-	struct json j;
 	size_t i;
 	int ret;
 
@@ -435,102 +941,38 @@ int cmd_status(const struct vfioctl *v)
 		goto out;
 	}
 	if (v->json) {
-		json_init(&j, stdout);
-		json_begin_obj(&j, NULL);
-		json_str(&j, "config", v->config);
-		json_begin_arr(&j, "devices");
+		j = &js;
+		json_init(j, stdout);
+		json_begin_obj(j, NULL);
+		json_str(j, "config", v->config);
+		json_int(j, "entries", c.n);
+		json_begin_arr(j, "devices");
+	} else if (!c.n) {
+		printf("%s: no devices configured\n", v->config);
 	}
-	for (i = 0; i < p.n; i++) {
-		const struct target *t = &p.t[i];
-		const struct pci_dev *d = t->dev;
-		bool bound = !strcmp(d->driver, VFIO_DRIVER);
-		struct conf_entry own;
-		bool have_own, have_node = false, node_ok = true;
-		char node[4200], want[256];
-		struct stat st;
-
-		have_own = group_ownership(&c, &l, d->group, &own);
-		if (d->group >= 0)
-			have_node = node_stat(v, d->group, &st, node,
-					      sizeof(node));
-		if (bound && (!have_node || (have_own &&
-					     !node_matches(&own, &st))))
-			node_ok = false;
-		if (!bound || !node_ok)
+	for (i = 0; i < p.n; i++)
+		if (!status_entry(v, &c, &l, p.t[i].dev, p.t[i].e, j))
 			differs = true;
-		conf_entry_describe(&own, want, sizeof(want));
-		if (v->json) {
-			json_begin_obj(&j, NULL);
-			json_str(&j, "address", d->addr);
-			json_int(&j, "line", t->e->line);
-			if (d->group >= 0)
-				json_int(&j, "iommu_group", d->group);
-			else
-				json_null(&j, "iommu_group");
-			json_str(&j, "driver", d->driver[0] ? d->driver : NULL);
-			json_bool(&j, "bound", bound);
-			json_bool(&j, "viable", group_viable(&l, d->group));
-			json_begin_obj(&j, "want");
-			json_str(&j, "owner", own.has_owner ? own.owner : NULL);
-			json_str(&j, "group", own.has_group ? own.group : NULL);
-			if (own.has_mode)
-				json_int(&j, "mode", own.mode);
-			else
-				json_null(&j, "mode");
-			json_end_obj(&j);
-			if (have_node) {
-				json_begin_obj(&j, "node");
-				json_str(&j, "path", node);
-				json_int(&j, "uid", st.st_uid);
-				json_int(&j, "gid", st.st_gid);
-				json_int(&j, "mode", st.st_mode & 07777);
-				json_end_obj(&j);
-			} else {
-				json_null(&j, "node");
-			}
-			json_bool(&j, "ok", bound && node_ok);
-			json_end_obj(&j);
-			continue;
-		}
-		printf("%s  line %d  group %d  driver %s  %s", d->addr,
-		       t->e->line, d->group, d->driver[0] ? d->driver : "-",
-		       bound && node_ok ? "ok" : "DIFFERS");
-		if (!bound)
-			printf(" (want vfio)");
-		if (have_node)
-			printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
-			       (unsigned int)st.st_gid, st.st_mode & 07777);
-		else if (bound)
-			printf("  no node in %s", v->dev_dir);
-		if (want[0])
-			printf("  (want %s)", want);
-		printf("\n");
-	}
 	/* Devices on vfio that the configuration does not mention. */
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
 
 		if (strcmp(d->driver, VFIO_DRIVER) || conf_match(&c, d))
 			continue;
-		if (v->json) {
-			json_begin_obj(&j, NULL);
-			json_str(&j, "address", d->addr);
-			json_null(&j, "line");
-			json_int(&j, "iommu_group", d->group);
-			json_str(&j, "driver", d->driver);
-			json_bool(&j, "bound", true);
-			json_bool(&j, "ok", true);
-			json_end_obj(&j);
-		} else {
-			printf("%s  not configured  group %d  driver vfio  (bound by hand)\n",
-			       d->addr, d->group);
-		}
+		if (!status_entry(v, &c, &l, d, NULL, j))
+			differs = true;
 	}
-	if (v->json) {
-		json_end_arr(&j);
-		json_bool(&j, "ok", !differs);
-		json_end_obj(&j);
-		json_end(&j);
+	if (j) {
+		json_end_arr(j);
+		json_begin_arr(j, "other_nodes");
+	}
+	if (!status_other_nodes(v, &c, &l, j))
+		differs = true;
+	if (j) {
+		json_end_arr(j);
+		json_bool(j, "ok", !differs);
+		json_end_obj(j);
+		json_end(j);
 	}
 	ret = differs ? EXIT_DIFFERS : EXIT_OK;
 out:
@@ -542,9 +984,10 @@ out:
 
 /*
  * udev IMPORT{program} helper for a /dev/vfio/pci:N node: prints the
- * configured ownership as VFIO_OWNER=, VFIO_GROUP=, VFIO_MODE= lines, or
- * nothing (the kernel default, root only).  Any doubt prints nothing and
- * fails, which udev treats as "import nothing": fail closed.
+ * ownership as VFIO_OWNER=, VFIO_GROUP=, VFIO_MODE= lines, the
+ * configured fields merged over root:root 0600.  Any doubt prints nothing
+ * and fails, which udev treats as "import nothing"; the rule has already
+ * set root:root 0600 and cleared the old values: fail closed.
  */
 int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
 {
@@ -576,12 +1019,14 @@ int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (own.has_owner)
-		printf("VFIO_OWNER=%s\n", own.owner);
-	if (own.has_group)
-		printf("VFIO_GROUP=%s\n", own.group);
-	if (own.has_mode)
-		printf("VFIO_MODE=%04o\n", own.mode);
+	/*
+	 * All three, always: udev keeps a device's imported properties
+	 * across "change" events, so a field left out would keep whatever
+	 * an older configuration gave the node.
+	 */
+	ownership_fill_defaults(&own);
+	printf("VFIO_OWNER=%s\nVFIO_GROUP=%s\nVFIO_MODE=%04o\n", own.owner,
+	       own.group, own.mode);
 out:
 	pci_list_free(&l);
 	conf_free(&c);
@@ -622,7 +1067,12 @@ int cmd_udev_claim(const struct vfioctl *v, int argc, char **argv)
 		conf_free(&c);
 		return EXIT_OK;
 	}
+	o.force = v->force || e->force;
 	switch (dev_bind(v, addr, &o)) {
+	case BIND_REFUSED:
+		report_refused(addr, &o, e->kind == CONF_ID);
+		ret = EXIT_FAILED;
+		break;
 	case BIND_OK:
 		printf("VFIO_CLAIMED=1\n");
 		if (o.pending)

@@ -188,6 +188,12 @@ static void parse_option(struct conf *c, struct conf_entry *e, char *word)
 	char *eq = strchr(word, '=');
 	char *val;
 
+	if (!strcmp(word, "force")) {
+		if (e->force)
+			conf_error(c, e->line, "force given twice");
+		e->force = true;
+		return;
+	}
 	if (!eq || eq == word) {
 		conf_error(c, e->line,
 			   "expected key=value, found \"%s\"", word);
@@ -218,7 +224,7 @@ static void parse_option(struct conf *c, struct conf_entry *e, char *word)
 		set_mode(c, e, val);
 	} else {
 		conf_error(c, e->line,
-			   "unknown option \"%s\" (owner=, group=, mode=)",
+			   "unknown option \"%s\" (owner=, group=, mode=, force)",
 			   word);
 	}
 }
@@ -364,6 +370,8 @@ void conf_entry_describe(const struct conf_entry *e, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, "group=%s ", e->group);
 	if (e->has_mode && (size_t)n < size)
 		n += snprintf(buf + n, size - n, "mode=%04o ", e->mode);
+	if (e->force && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "force ");
 	if (n > 0 && (size_t)n <= size)
 		buf[n - 1] = '\0';
 }

@@ -4,6 +4,7 @@
  *
  *	0000:03:00.0	owner=alice group=kvm mode=0660
  *	1234:11e8	mode=0600
+ *	0000:05:00.0	force
  *
  * The first word is a PCI address (DDDD:BB:DD.F, or BB:DD.F meaning
  * domain 0000) or vendor:device in hex, which stands for every matching
@@ -34,6 +35,7 @@ struct conf_entry {
 	char owner[CONF_NAME_MAX];	/* as written: a name or a number */
 	char group[CONF_NAME_MAX];
 	bool has_owner, has_group, has_mode;
+	bool force;		/* "force": take it even when the host uses it */
 	uid_t uid;
 	gid_t gid;
 	unsigned int mode;

@@ -6,6 +6,7 @@
  * viable.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,4 +237,26 @@ conflict:
 		"vfioctl: IOMMU group %d: its devices ask for different ownership in %s; run vfioctl check\n",
 		group, c->path);
 	return false;
+}
+
+void ownership_fill_defaults(struct conf_entry *own)
+{
+	if (!own->has_owner) {
+		snprintf(own->owner, sizeof(own->owner), "%s",
+			 NODE_DEFAULT_OWNER);
+		own->uid = 0;
+	}
+	if (!own->has_group) {
+		snprintf(own->group, sizeof(own->group), "%s",
+			 NODE_DEFAULT_GROUP);
+		own->gid = 0;
+	}
+	if (!own->has_mode)
+		own->mode = NODE_DEFAULT_MODE;
+}
+
+bool ownership_wider(const struct conf_entry *own, const struct stat *st)
+{
+	return st->st_uid != own->uid || st->st_gid != own->gid ||
+	       (st->st_mode & 07777 & ~own->mode);
 }

@@ -7,6 +7,8 @@
 #ifndef VFIOCTL_PLAN_H
 #define VFIOCTL_PLAN_H
 
+#include <sys/stat.h>
+
 #include "config.h"
 #include "sysfs.h"
 
@@ -43,5 +45,23 @@ const struct conf_entry *conf_match(const struct conf *c,
  */
 bool group_ownership(const struct conf *c, const struct pci_list *l,
 		     int group, struct conf_entry *out);
+
+/*
+ * What a node gets for the fields nobody configured: root:root 0600, the
+ * kernel's own default.  udev-owner always prints all three so that a
+ * "change" event narrows a node whose configuration was removed.
+ */
+#define NODE_DEFAULT_OWNER	"root"
+#define NODE_DEFAULT_GROUP	"root"
+#define NODE_DEFAULT_MODE	0600
+
+/*
+ * ownership_fill_defaults() - complete @own with the defaults for what it
+ * does not set.  The has_* flags keep saying what was configured.
+ */
+void ownership_fill_defaults(struct conf_entry *own);
+
+/* ownership_wider() - @st grants more than @own (filled) allows. */
+bool ownership_wider(const struct conf_entry *own, const struct stat *st);
 
 #endif

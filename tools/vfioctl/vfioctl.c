@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
 #include "commands.h"
+#include "pciids.h"
 #include "vfioctl.h"
 
 void msg_err(const char *fmt, ...)
@@ -40,22 +42,26 @@ static const struct command {
 	int (*run)(const struct vfioctl *v);
 	int (*run_args)(const struct vfioctl *v, int argc, char **argv);
 	const char *help;
+	bool changes;		/* runs under the state lock */
 } commands[] = {
 	{ "list", cmd_list, NULL,
-	  "every PCI device, its IOMMU group and driver" },
+	  "every PCI device, its IOMMU group and driver", false },
 	{ "status", cmd_status, NULL,
-	  "configured devices: configured vs actual" },
-	{ "check", cmd_check, NULL, "validate the configuration file" },
-	{ "apply", cmd_apply, NULL, "bind every configured device to vfio" },
-	{ "bind", NULL, cmd_bind, "DEV...  bind devices to vfio" },
+	  "configured devices: configured vs actual", false },
+	{ "check", cmd_check, NULL, "validate the configuration file",
+	  false },
+	{ "apply", cmd_apply, NULL, "bind every configured device to vfio",
+	  true },
+	{ "bind", NULL, cmd_bind,
+	  "DEV... [owner= group= mode= force]  bind devices to vfio", true },
 	{ "unbind", NULL, cmd_unbind,
-	  "DEV...  give devices back to their driver" },
+	  "DEV...  give devices back to their driver", true },
 	{ "unbind-all", cmd_unbind_all, NULL,
-	  "give back every device on vfio" },
+	  "give back every device on vfio", true },
 	{ "udev-owner", NULL, cmd_udev_owner,
-	  "pci:N  (udev) ownership of a node" },
+	  "pci:N  (udev) ownership of a node", false },
 	{ "udev-claim", NULL, cmd_udev_claim,
-	  "DEV  (udev) claim a configured device" },
+	  "DEV  (udev) claim a configured device", true },
 };
 
 static void usage(FILE *f)
@@ -69,6 +75,12 @@ static void usage(FILE *f)
 		"  -s, --sysfs-root DIR   sysfs to use instead of /sys\n"
 		"      --state-dir DIR    remembered drivers (/run/vfio)\n"
 		"      --dev-dir DIR      group nodes (/dev/vfio)\n"
+		"      --proc-root DIR    procfs to use instead of /proc\n"
+		"  -f, --force            also take devices the host is using\n"
+		"      --save             bind/unbind: also edit the configuration\n"
+		"  -n, --dry-run          apply: only say what would be done\n"
+		"      --class CLASS      list: net, storage, display, usb, ...\n"
+		"      --pci-ids FILE     names for list (pci.ids, FILE:FILE...)\n"
 		"  -j, --json             machine-readable list and status\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
@@ -87,6 +99,12 @@ int main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "dev-dir", required_argument, NULL, 'D' },
+		{ "proc-root", required_argument, NULL, 'P' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "save", no_argument, NULL, 'W' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "class", required_argument, NULL, 'C' },
+		{ "pci-ids", required_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -97,11 +115,13 @@ int main(int argc, char **argv)
 		.config = "/etc/vfio/devices.conf",
 		.state_dir = "/run/vfio",
 		.dev_dir = "/dev/vfio",
+		.proc = "/proc",
+		.pci_ids = PCI_IDS_DEFAULTS,
 	};
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:fnjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			v.config = optarg;
@@ -114,6 +134,24 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			v.dev_dir = optarg;
+			break;
+		case 'P':
+			v.proc = optarg;
+			break;
+		case 'f':
+			v.force = true;
+			break;
+		case 'W':
+			v.save = true;
+			break;
+		case 'n':
+			v.dry_run = true;
+			break;
+		case 'C':
+			v.class = optarg;
+			break;
+		case 'I':
+			v.pci_ids = optarg;
 			break;
 		case 'j':
 			v.json = true;
@@ -136,6 +174,20 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
+		if (v.dry_run && commands[i].run != cmd_apply) {
+			msg_err("--dry-run only goes with apply");
+			return EXIT_USAGE;
+		}
+		/* Held until exit: the kernel drops it with the last fd. */
+		if (commands[i].changes && !v.dry_run) {
+			int lock = state_lock(&v);
+
+			if (lock < 0) {
+				msg_err("locking %s/lock: %s", v.state_dir,
+					strerror(-lock));
+				return EXIT_FAILED;
+			}
+		}
 		if (commands[i].run_args) {
 			c = commands[i].run_args(&v, argc - optind - 1,
 						 argv + optind + 1);

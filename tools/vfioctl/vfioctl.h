@@ -29,6 +29,12 @@ struct vfioctl {
 	const char *config;	/* devices.conf */
 	const char *state_dir;	/* remembered previous drivers */
 	const char *dev_dir;	/* where the group nodes appear */
+	const char *proc;	/* stands for /proc (routes, mounts, consoles) */
+	bool force;		/* take devices the host is using */
+	bool save;		/* bind/unbind: also edit the configuration */
+	bool dry_run;		/* apply: say what would be done, do nothing */
+	const char *class;	/* list: only this kind of device, or NULL */
+	const char *pci_ids;	/* pci.ids files, colon-separated */
 	bool json;
 	bool verbose;
 };
