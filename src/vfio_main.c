@@ -199,24 +199,40 @@ err_free:
 	return ERR_PTR(ret);
 }
 
-/* Free @group once no device is registered in it and no fd is open. */
-static void vfio_group_maybe_free(struct vfio_group *group)
+/*
+ * The last device of @group has been unregistered: the group is gone for
+ * good, also for a user who still holds its fd (that fd answers -ENODEV
+ * from now on; a device bound later makes a new group).  Its IOMMU group
+ * gets its DMA ownership back and returns to its default domain now, not
+ * at the last close: when a hot-removed device was the last member, the
+ * IOMMU core (6.12) requires both by the time the device leaves the IOMMU
+ * group, and an IOMMU group without members must never be attached again.
+ */
+static void vfio_group_kill(struct vfio_group *group)
 {
-	struct vfio_iommu *iommu = group->iommu;
-
 	lockdep_assert_held(&vfio_lock);
-	if (group->opened || !list_empty(&group->device_list))
+	if (group->dead)
 		return;
-
-	/* The set's IOMMU fd may outlive us: leave its domain first. */
-	vfio_iommu_detach_group(iommu, group);
+	vfio_iommu_detach_group(group->iommu, group);
+	/* Off the set: it keeps its reference on group->iommu until freed. */
+	list_del_init(&group->iommu_next);
 	list_del(&group->group_next);
-	list_del(&group->iommu_next);
-	vfio_iommu_put(iommu);
-
 	kobject_put(group->devices_kobj);
 	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
 	idr_remove(&vfio.minors, group->minor);
+	group->dead = true;
+}
+
+/* Kill @group once no device is in it, and free it once no fd is open. */
+static void vfio_group_maybe_free(struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (!list_empty(&group->device_list))
+		return;
+	vfio_group_kill(group);
+	if (group->opened)
+		return;
+	vfio_iommu_put(group->iommu);
 	iommu_group_put(group->iommu_group);
 	kfree(group);
 }
@@ -725,6 +741,15 @@ static int vfio_check_owner(struct vfio_iommu *iommu)
 	return 0;
 }
 
+/* ... and a dead group (its last device gone) has nothing left to give. */
+static int vfio_group_check(struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (group->dead)
+		return -ENODEV;
+	return vfio_check_owner(group->iommu);
+}
+
 /* Count one more user of @iommu, opening it for the first. */
 static int vfio_iommu_user_get(struct vfio_iommu *iommu)
 {
@@ -749,7 +774,7 @@ static int vfio_group_get_iommu_fd(struct vfio_group *group)
 
 	mutex_lock(&vfio_lock);
 	iommu = group->iommu;
-	ret = vfio_check_owner(iommu);
+	ret = vfio_group_check(group);
 	if (ret)
 		goto out;
 	ret = vfio_iommu_user_get(iommu);
@@ -817,7 +842,7 @@ static int vfio_group_get_device_fd(struct vfio_group *group,
 
 	mutex_lock(&vfio_lock);
 	iommu = group->iommu;
-	ret = vfio_check_owner(iommu);
+	ret = vfio_group_check(group);
 	if (ret)
 		goto out;
 	device = vfio_set_match_device(iommu, name);
@@ -876,9 +901,9 @@ static int vfio_group_merge(struct vfio_group *group, int fd)
 
 	mutex_lock(&vfio_lock);
 	iommu = group->iommu;
-	ret = vfio_check_owner(iommu);
+	ret = vfio_group_check(group);
 	if (!ret)
-		ret = vfio_check_owner(new->iommu);
+		ret = vfio_group_check(new);
 	if (ret)
 		goto out;
 	if (new == group || new->iommu == iommu) {
@@ -924,7 +949,7 @@ static int vfio_group_unmerge(struct vfio_group *group)
 
 	mutex_lock(&vfio_lock);
 	iommu = group->iommu;
-	ret = vfio_check_owner(iommu);
+	ret = vfio_group_check(group);
 	if (ret)
 		goto out;
 	if (list_is_singular(&iommu->group_list)) {
@@ -960,6 +985,10 @@ static int vfio_group_get_info(struct vfio_group *group,
 	/* Every bit is ours to say: the seed kept stale user bits. */
 	info.flags = 0;
 	mutex_lock(&vfio_lock);
+	if (group->dead) {
+		mutex_unlock(&vfio_lock);
+		return -ENODEV;
+	}
 	if (vfio_set_viable(group->iommu))
 		info.flags |= VFIO_GROUP_FLAGS_VIABLE;
 	if (group->iommu->mm)

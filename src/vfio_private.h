@@ -67,7 +67,13 @@ struct vfio_iommu {
 	unsigned int		nr_resv;	/* entries of @resv */
 };
 
-/* struct vfio_group - one IOMMU group with a device bound to a vfio driver */
+/*
+ * struct vfio_group - one IOMMU group with a device bound to a vfio driver
+ *
+ * Once its last device is unregistered it is @dead: detached, out of its
+ * set (but holding its reference on @iommu), off vfio.group_list, without
+ * a node, and kept only until its last fd is closed.
+ */
 struct vfio_group {
 	struct iommu_group	*iommu_group;	/* referenced */
 	int			id;		/* iommu_group_id() */
@@ -80,6 +86,7 @@ struct vfio_group {
 	struct list_head	device_list;	/* vfio.lock: vfio_devices */
 	unsigned int		opened;		/* vfio.lock: group fds */
 	bool			attached;	/* vfio.lock: in iommu->domain */
+	bool			dead;		/* vfio.lock: see above */
 };
 
 /* struct vfio_device - a device a bus driver registered */

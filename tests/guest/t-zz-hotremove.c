@@ -4,8 +4,8 @@
  * while we hold its group, IOMMU and device fds, a DMA map and an mmap
  * of BAR0.  The core must ask us (REQ eventfd), wait release_timeout_ms,
  * revoke, and let the removal finish: the device leaves sysfs in bounded
- * time, the device fd answers -ENODEV, the old mmap raises SIGBUS,
- * closing everything works and nothing stays pinned.  Then the device is
+ * time, the device fd and the group fd answer -ENODEV, the old mmap
+ * raises SIGBUS, closing everything works and nothing stays pinned.  Then the device is
  * plugged back and must come up on vfio again.  It runs last ("zz")
  * because it changes the topology every other program relies on.
  */
@@ -61,6 +61,7 @@ static void find_edu2(struct vt *t, struct hot *h)
 static void test_hot_remove(struct vt *t, void *arg)
 {
 	struct vfio_device_info info = { .argsz = sizeof(info) };
+	struct vfio_group_info ginfo = { .argsz = sizeof(ginfo) };
 	struct hot *h = arg;
 	uint64_t start, v = 0, gone_ms;
 	struct vt_held held;
@@ -109,6 +110,15 @@ static void test_hot_remove(struct vt *t, void *arg)
 	VT_ERRNO(t, ioctl(d->device_fd, VFIO_DEVICE_GET_INFO, &info), ENODEV);
 	VT_ERRNO(t, ioctl(d->device_fd, VFIO_DEVICE_RESET), ENODEV);
 	VT_ERRNO(t, pread(d->device_fd, &id, 4, 0), ENODEV);
+	/*
+	 * The group went with its last device: it was detached from the
+	 * IOMMU object before the device left its IOMMU group, and the fd
+	 * we still hold gives nothing more.
+	 */
+	VT_ERRNO(t, ioctl(d->group_fd, VFIO_GROUP_GET_INFO, &ginfo), ENODEV);
+	VT_ERRNO(t, ioctl(d->group_fd, VFIO_GROUP_GET_IOMMU_FD), ENODEV);
+	VT_ERRNO(t, ioctl(d->group_fd, VFIO_GROUP_GET_DEVICE_FD, h->name),
+		 ENODEV);
 	VT_CHECKF(t, vt_read_faults(held.bar0), "the BAR0 mmap of a removed "
 		  "device still reads");
 	VT_OK(t, munmap((void *)held.bar0, held.bar0_size));
