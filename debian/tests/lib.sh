@@ -156,6 +156,28 @@ intree_file() {
 	return 0
 }
 
+# The kernel's own module $1 (vfio) wherever it is: in place, or set
+# aside by dkms.  dkms 3.2 (Debian 13) moves an in-tree module that has
+# the name of one it installs to /var/lib/dkms/<module>/original_module/
+# <kernel>/<arch>/ and puts it back when it uninstalls ours; Debian's
+# dkms 3.0 leaves it in place.
+intree_or_archived() {
+	local f
+	f=$(intree_file "$1")
+	if [ -z "$f" ]; then
+		for f in /var/lib/dkms/*/original_module/"$(uname -r)"/*/"$1".ko*; do
+			[ -e "$f" ] && break
+			f=
+		done
+	fi
+	[ -z "$f" ] || echo "$f"
+}
+
+# Whether the running kernel was built with an in-tree vfio module.
+kernel_has_intree_vfio() {
+	grep -q '^CONFIG_VFIO=m' "/boot/config-$(uname -r)" 2>/dev/null
+}
+
 # The dkms version, as a number: "3.2.2".
 dkms_version() {
 	dkms --version 2>/dev/null | sed -n 's/^dkms-\{0,1\}\([0-9][0-9.]*\).*/\1/p' | head -n 1
