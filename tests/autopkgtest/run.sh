@@ -111,8 +111,10 @@ if ! flock -n 8; then
 fi
 # Two copies of the tree outside the repository: one to build in, and a
 # pristine one that autopkgtest copies into the testbed (the tests run in
-# it, and user-driver builds the example driver from it).
-rm -rf "$work"
+# it, and user-driver builds the example driver from it).  The previous
+# run's files stay, as $work.prev, until the next run.
+rm -rf "$work.prev"
+[ ! -d "$work" ] || mv "$work" "$work.prev"
 mkdir -p "$work/build" "$work/src" "$work/debs"
 copy_tree() {
 	mkdir -p "$1"
