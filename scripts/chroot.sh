@@ -4,10 +4,14 @@
 # A Debian build chroot for one distribution of the kernel matrix, made
 # once with mmdebstrap under the cache and brought up to date on every
 # call, so that "newest" means what a new user would get today:
-#   scripts/chroot.sh DIST
+#   scripts/chroot.sh DIST [PACKAGE...]
 # DIST is trixie, trixie-backports or sid.  The chroot holds that
 # distribution's compiler and build-essential, its newest kernel image
-# and headers (from trixie-backports for trixie-backports), and kmod.
+# and headers (from trixie-backports for trixie-backports), and kmod,
+# and the PACKAGEs, if any (e.g. a source package's build dependencies):
+# a caller that names packages gets them installed in the chroot, under
+# its lock, and kept up to date with the rest; the others do not see
+# them as missing.
 # Prints shell assignments for eval on stdout:
 #   CHROOT  the directory     KVER  the kernel release it has
 #   KTREE   the header tree inside it, as seen from the chroot
@@ -19,8 +23,10 @@ CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
 die() { echo "chroot: $*" >&2; exit 1; }
 log() { echo "chroot: $*" >&2; }
 
-[ $# -eq 1 ] || die "usage: scripts/chroot.sh trixie|trixie-backports|sid"
+[ $# -ge 1 ] || die "usage: scripts/chroot.sh trixie|trixie-backports|sid [PACKAGE...]"
 dist=$1
+shift
+extra_pkgs=("$@")
 # sid's Release is valid for a week only; a mirror that is a snapshot
 # (as this project's machines use) serves it past that date.
 aptopts=()
@@ -55,7 +61,7 @@ in_chroot() {
 		DEBIAN_FRONTEND=noninteractive "$@"
 }
 
-pkgs=(kmod linux-image-amd64 linux-headers-amd64)
+pkgs=(kmod linux-image-amd64 linux-headers-amd64 "${extra_pkgs[@]}")
 # sid's mirror is rewritten several times a day: a run that meets it
 # half-synced fails at apt-get update, and a second one usually does not.
 mmdebstrap_once() {
@@ -91,6 +97,23 @@ elif [ -n "$(find "$dir/.done" -mmin +720)" ]; then
 		touch "$dir/.done"
 	else
 		log "update failed; using the chroot as it is"
+	fi
+fi
+# Packages a caller asks for that the chroot does not have yet (it was
+# made for another caller): installed once, then updated with the rest.
+missing=()
+for p in "${extra_pkgs[@]}"; do
+	# shellcheck disable=SC2016 # dpkg-query's field, not the shell's
+	in_chroot dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null |
+		grep -q '^.i' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]} in the $dist chroot"
+	# shellcheck disable=SC2086
+	if ! in_chroot apt-get update -qq >&2 ||
+	   ! in_chroot apt-get install -y -qq -o Dpkg::Options::=--force-confold \
+		$pin "${missing[@]}" >&2; then
+		die "cannot install ${missing[*]} in the $dist chroot"
 	fi
 fi
 

@@ -135,6 +135,54 @@ find_tools() {
 	[ -n "$UNIT" ] || fail "our packages ship no systemd service"
 }
 
+# Is module file $1 in directory $2 (updates/dkms, kernel/drivers/vfio)
+# of the running kernel's modules?  On a merged /usr (Debian 13)
+# /lib/modules is a link to /usr/lib/modules and tools may name either.
+in_moddir() {
+	case ${1#/usr} in
+	/lib/modules/"$(uname -r)"/"$2"/*) return 0 ;;
+	esac
+	return 1
+}
+
+# The file of in-tree module $1 (e.g. vfio, pci/vfio-pci) of the running
+# kernel, compressed or not (Debian 13's are .ko.xz); nothing if the
+# kernel has none.
+intree_file() {
+	local f
+	for f in "/lib/modules/$(uname -r)/kernel/drivers/vfio/$1".ko*; do
+		[ -e "$f" ] && { echo "$f"; return 0; }
+	done
+	return 0
+}
+
+# The kernel's own module $1 (vfio) wherever it is: in place, or set
+# aside by dkms.  dkms 3.2 (Debian 13) moves an in-tree module that has
+# the name of one it installs to /var/lib/dkms/<module>/original_module/
+# <kernel>/<arch>/ and puts it back when it uninstalls ours; Debian's
+# dkms 3.0 leaves it in place.
+intree_or_archived() {
+	local f
+	f=$(intree_file "$1")
+	if [ -z "$f" ]; then
+		for f in /var/lib/dkms/*/original_module/"$(uname -r)"/*/"$1".ko*; do
+			[ -e "$f" ] && break
+			f=
+		done
+	fi
+	[ -z "$f" ] || echo "$f"
+}
+
+# Whether the running kernel was built with an in-tree vfio module.
+kernel_has_intree_vfio() {
+	grep -q '^CONFIG_VFIO=m' "/boot/config-$(uname -r)" 2>/dev/null
+}
+
+# The dkms version, as a number: "3.2.2".
+dkms_version() {
+	dkms --version 2>/dev/null | sed -n 's/^dkms-\{0,1\}\([0-9][0-9.]*\).*/\1/p' | head -n 1
+}
+
 # No kernel warning, oops or lockup since boot: a test that passed while
 # the kernel complained has not passed.
 check_kernel_log() {

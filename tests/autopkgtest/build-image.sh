@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Build the Debian 12 testbed image that autopkgtest-virt-qemu boots, from
+# Build the Debian testbed image that autopkgtest-virt-qemu boots, from
 # the package registry only, and print the directory holding it (with
 # --hash: print only the recipe's hash, build nothing):
+#   build-image.sh [--hash] [SUITE]
+# SUITE is bookworm (Debian 12, the default) or trixie (Debian 13).
 #   image.qcow2   ext4 on the whole disk (the VM sees it as /dev/vda)
 #   vmlinuz, initrd.img, kver   the image's own kernel, booted with -kernel
 #                               by qemu-tcg.sh, so the disk needs no loader
@@ -13,15 +15,22 @@
 # mkfs.ext4 -d need none of that and run anywhere root can chroot.
 #
 # The image is cached under $VFIO_CACHE/autopkgtest/<hash>, the hash of
-# the recipe (packages, options, customize hook) and the mirror list, so
-# it is rebuilt only when the recipe changes.  Old images are removed when a new one is built.
+# the recipe (suite, packages, options, customize hook) and the mirror
+# list, so it is rebuilt only when the recipe changes.  Old images of
+# the same suite are removed when a new one is built; each suite keeps
+# its own.
 set -euo pipefail
 # The whole script is one block, read before it runs: editing the file
 # during a run (a long one, here) cannot change what the run does.
 {
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}/autopkgtest
-SUITE=bookworm
+hash_only=
+if [ "${1:-}" = --hash ]; then
+	hash_only=1
+	shift
+fi
+SUITE=${1:-bookworm}
 # Disk size: the rootfs is about 1 GiB; the rest is room for the DKMS
 # build, the test packages and the logs.  The qcow2 stays sparse.
 DISK_SIZE=6G
@@ -37,6 +46,19 @@ PACKAGES=(
 	systemd systemd-sysv udev dbus sudo passwd python3-minimal
 	apt-utils kmod pciutils procps initramfs-tools
 )
+case $SUITE in
+bookworm) ;;
+trixie)
+	# dkms 3.1 and later sign the modules they build with a key of
+	# their own, which openssl makes on first use; dkms only recommends
+	# nothing of the kind, and without openssl it builds them unsigned.
+	PACKAGES+=(openssl)
+	;;
+*)
+	echo "build-image: unknown suite $SUITE (bookworm or trixie)" >&2
+	exit 2
+	;;
+esac
 
 log() { echo "build-image: $*" >&2; }
 die() { echo "build-image: $*" >&2; exit 1; }
@@ -56,16 +78,25 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # The testbed uses the same Debian mirror as this machine: take the
-# bookworm, -updates and -security entries of the host's apt sources
-# (whatever mirror the host is configured with), nothing else.
+# $SUITE, -updates and -security entries of the host's apt sources
+# (whatever mirror the host is configured with), nothing else.  A suite
+# the host does not list (trixie on this Debian 12 host) comes from the
+# same mirrors as the host's own release: its entries with the suite
+# renamed.  Nothing is added to the host's sources.
+host_suite=$(sed -n "s/^VERSION_CODENAME=//p" /etc/os-release)
 mirrors() {
 	# shellcheck disable=SC2016 # $(...) are apt's fields, not the shell's
 	apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)|$(RELEASE)' \
 		'Identifier: Packages' 2>/dev/null |
-		awk -F'|' -v s="$SUITE" '
-			$1 == "Debian" && ($3 == s || $3 == s "-updates" ||
-					   $3 == s "-security") {
-				print "deb " $2 " " $3 " main"
+		awk -F'|' -v s="$SUITE" -v h="$host_suite" '
+			function ours(r, x) {
+				return r == x || r == x "-updates" || r == x "-security"
+			}
+			$1 != "Debian" { next }
+			ours($3, s) { print "deb " $2 " " $3 " main"; next }
+			h != "" && h != s && ours($3, h) {
+				r = s substr($3, length(h) + 1)
+				print "deb " $2 " " r " main"
 			}' | sort -u
 }
 sources=$(mirrors)
@@ -160,7 +191,7 @@ EOF
 hash=$( { echo "$RECIPE_VERSION $SUITE $DISK_SIZE"
 	  printf '%s\n' "${PACKAGES[@]}" "${MMDEBSTRAP_OPTS[@]}"
 	  echo "$CUSTOMIZE"; echo "$sources"; } | sha256sum | cut -c1-16)
-if [ "${1:-}" = --hash ]; then
+if [ -n "$hash_only" ]; then
 	echo "$hash"
 	exit 0
 fi
@@ -206,7 +237,8 @@ mmdebstrap "${MMDEBSTRAP_OPTS[@]}" \
 }
 mmdebstrap_s=$(($(date +%s) - start))
 
-kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' |
+# The trailing slash: with merged /usr (trixie), lib/modules is a link.
+kver=$(find "$root/lib/modules/" -mindepth 1 -maxdepth 1 -printf '%f\n' |
 	sort -V | tail -n 1)
 [ -n "$kver" ] || die "no kernel in the image"
 [ -d "$root/usr/src/linux-headers-$kver" ] ||
@@ -216,6 +248,7 @@ kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' |
 cp "$root/boot/vmlinuz-$kver" "$work/vmlinuz"
 cp "$root/boot/initrd.img-$kver" "$work/initrd.img"
 echo "$kver" >"$work/kver"
+echo "$SUITE" >"$work/suite"
 
 log "ext4 image from $(du -sh "$root" | cut -f1) of files"
 mkfs.ext4 -q -F -L vfio-root -d "$root" "$work/image.raw" "$DISK_SIZE" >&2
@@ -231,10 +264,14 @@ printf 'mmdebstrap %d s, total %d s, kernel %s, qcow2 %s\n' \
 	"$(du -h "$work/image.qcow2" | cut -f1)" >"$work/timing"
 log "$(cat "$work/timing")"
 
-# Publish atomically, then drop images of older recipes.
+# Publish atomically, then drop images of older recipes of this suite
+# (an image from before the suite was recorded is a bookworm one).
 for old in "$CACHE"/*/done; do
 	[ -e "$old" ] || continue
-	rm -rf "$(dirname "$old")"
+	old=$(dirname "$old")
+	[ "$(cat "$old/suite" 2>/dev/null || echo bookworm)" = "$SUITE" ] ||
+		continue
+	rm -rf "$old"
 done
 rm -rf "$out"
 mv "$work" "$out"

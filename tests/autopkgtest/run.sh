@@ -2,14 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # `make autopkgtest`: the Debian package's own tests (debian/tests), run
-# the way a distribution's CI runs them: build the .debs, boot a Debian 12
+# the way a distribution's CI runs them: build the .debs, boot a Debian
 # image in QEMU (TCG, q35, Intel IOMMU with interrupt remapping, two edu
 # devices; see qemu-tcg.sh), and let autopkgtest install the packages and
 # run each test in it.
+#   run.sh [SUITE]
+# SUITE is bookworm (Debian 12, packages built on this host) or trixie
+# (Debian 13, packages built in scripts/chroot.sh's trixie chroot, with
+# their build dependencies installed there).  Without SUITE: bookworm,
+# then trixie, one VM after the other, and a result line per suite.
 #
 # Prints one "ok - autopkgtest/<test>" / "not ok - ..." line per test (a
 # test skipped here is "not ok": this machine has all it needs), each
-# followed by the test's own "check:" lines, and the time of each stage.  The full logs stay in $VFIO_CACHE/autopkgtest/run.
+# followed by the test's own "check:" lines, and the time of each stage;
+# for a suite other than bookworm the names are
+# "autopkgtest/<suite>/<test>".  The full logs stay in
+# $VFIO_CACHE/autopkgtest/run (bookworm) and run-<suite>.
 set -euo pipefail
 # The whole script is one block, read before it runs: editing the file
 # during a run (a long one, here) cannot change what the run does.
@@ -18,8 +26,47 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/tests/autopkgtest
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
-work=$CACHE/autopkgtest/run
 RAM_MIB=${VFIO_AUTOPKGTEST_RAM:-3072}
+DEFAULT_SUITE=bookworm
+ALL_SUITES=(bookworm trixie)
+
+# No suite: each of them in turn, in a run of its own (they share only
+# the VM lock, taken by each run), then one line per suite.
+if [ $# -eq 0 ]; then
+	rc=0
+	results=()
+	for suite in "${ALL_SUITES[@]}"; do
+		echo "# suite $suite"
+		start=$(date +%s)
+		out=$(mktemp)
+		src=0
+		"$0" "$suite" | tee "$out" || src=$?
+		[ "$src" -eq 0 ] || rc=1
+		results+=("$(printf '%s: %d ok, %d not ok, exit %d, %d s' "$suite" \
+			"$(grep -c '^ok - ' "$out" || true)" \
+			"$(grep -c '^not ok - ' "$out" || true)" "$src" \
+			"$(($(date +%s) - start))")")
+		rm -f "$out"
+	done
+	printf '# suite %s\n' "${results[@]}"
+	exit "$rc"
+fi
+[ $# -eq 1 ] || { echo "usage: $0 [SUITE]" >&2; exit 2; }
+SUITE=$1
+case " ${ALL_SUITES[*]} " in
+*" $SUITE "*) ;;
+*) echo "run.sh: unknown suite $SUITE (${ALL_SUITES[*]})" >&2; exit 2 ;;
+esac
+# Test names: autopkgtest/<test> for the default suite (as before there
+# were others), autopkgtest/<suite>/<test> for the others.
+if [ "$SUITE" = "$DEFAULT_SUITE" ]; then
+	pfx=autopkgtest
+	work=$CACHE/autopkgtest/run
+else
+	pfx=autopkgtest/$SUITE
+	work=$CACHE/autopkgtest/run-$SUITE
+fi
+host_suite=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
 
 log() { echo "autopkgtest: $*" >&2; }
 t0=$(date +%s)
@@ -33,7 +80,7 @@ stage_done() {
 	stage_start=$now
 }
 bail() {
-	echo "not ok - autopkgtest/$1: $2"
+	echo "not ok - $pfx/$1: $2"
 	[ -z "${3:-}" ] || tail -n 40 "$3" | sed 's/^/#   /'
 	exit 1
 }
@@ -55,10 +102,19 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # ---- packages --------------------------------------------------------------
+# Two runs of one suite would share (and delete) one work directory.
+mkdir -p "$CACHE/autopkgtest"
+exec 8>"$work.lock"
+if ! flock -n 8; then
+	log "another run of $SUITE holds $work.lock; waiting"
+	flock -w 3600 8 || bail setup "gave up waiting for $work.lock"
+fi
 # Two copies of the tree outside the repository: one to build in, and a
 # pristine one that autopkgtest copies into the testbed (the tests run in
-# it, and user-driver builds the example driver from it).
-rm -rf "$work"
+# it, and user-driver builds the example driver from it).  The previous
+# run's files stay, as $work.prev, until the next run.
+rm -rf "$work.prev"
+[ ! -d "$work" ] || mv "$work" "$work.prev"
 mkdir -p "$work/build" "$work/src" "$work/debs"
 copy_tree() {
 	mkdir -p "$1"
@@ -68,29 +124,68 @@ copy_tree() {
 copy_tree "$work/build/vfio-dkms"
 copy_tree "$work/src/vfio-dkms"
 
-# The build dependencies, from debian/control, as a user would get them.
-if ! (cd "$work/build/vfio-dkms" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
-	log "installing the build dependencies"
-	(cd "$work/build/vfio-dkms" &&
-		DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./) >&2
-fi
-stage_done tools
-
-log "dpkg-buildpackage -us -uc -b"
 # The host tests already ran in `make check` (the package's build-time
 # check runs them again, as "nocheck" leaves them to that stage).
-if ! (cd "$work/build/vfio-dkms" &&
-	DEB_BUILD_OPTIONS="nocheck parallel=2" \
-	dpkg-buildpackage -us -uc -b) >"$work/dpkg-buildpackage.log" 2>&1; then
-	bail build "dpkg-buildpackage -us -uc -b failed" \
-		"$work/dpkg-buildpackage.log"
+build_env=(DEB_BUILD_OPTIONS="nocheck parallel=2")
+if [ "$SUITE" = "$host_suite" ]; then
+	# The build dependencies, from debian/control, as a user would get
+	# them.
+	if ! (cd "$work/build/vfio-dkms" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
+		log "installing the build dependencies"
+		(cd "$work/build/vfio-dkms" &&
+			DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./) >&2
+	fi
+	stage_done tools
+
+	log "dpkg-buildpackage -us -uc -b"
+	if ! (cd "$work/build/vfio-dkms" && env "${build_env[@]}" \
+		dpkg-buildpackage -us -uc -b) >"$work/dpkg-buildpackage.log" 2>&1; then
+		bail build "dpkg-buildpackage -us -uc -b failed" \
+			"$work/dpkg-buildpackage.log"
+	fi
+	mv "$work"/build/*.deb "$work/debs/"
+else
+	# Another release's packages are built with its own toolchain, in
+	# its chroot (never on this host), with the build dependencies of
+	# debian/control installed there: one name per dependency (the
+	# first of alternatives), build profiles off, apt picking the
+	# provider of a virtual name (debhelper-compat, dh-sequence-dkms).
+	deps=$(perl -MDpkg::Control::Info -MDpkg::Deps -e '
+		my $c = Dpkg::Control::Info->new($ARGV[0])->get_source;
+		my $d = deps_parse($c->{"Build-Depends"} // "", build_dep => 1,
+				   reduce_restrictions => 1, build_profiles => []);
+		for my $x ($d->get_deps) {
+			($x) = $x->get_deps if $x->isa("Dpkg::Deps::Union");
+			print $x->{package}, "\n";
+		}' "$top/debian/control") ||
+		bail build "cannot read the build dependencies of debian/control"
+	# shellcheck disable=SC2086 # one package name per word
+	env=$("$top/scripts/chroot.sh" "$SUITE" $deps 2>"$work/chroot.log") ||
+		bail build "scripts/chroot.sh $SUITE failed" "$work/chroot.log"
+	CHROOT=$(sed -n 's/^CHROOT=//p' <<<"$env")
+	[ -d "$CHROOT" ] || bail build "scripts/chroot.sh printed no chroot" "$work/chroot.log"
+	stage_done tools
+
+	log "dpkg-buildpackage -us -uc -b in $CHROOT"
+	inner=/tmp/vfio-autopkgtest.$$
+	rm -rf "$CHROOT$inner"
+	copy_tree "$CHROOT$inner/vfio-dkms"
+	if ! chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/tmp LC_ALL=C.UTF-8 "${build_env[@]}" \
+		sh -c "cd $inner/vfio-dkms && dpkg-checkbuilddeps && dpkg-buildpackage -us -uc -b" \
+		>"$work/dpkg-buildpackage.log" 2>&1; then
+		rm -rf "$CHROOT$inner"
+		bail build "dpkg-buildpackage -us -uc -b failed in the $SUITE chroot" \
+			"$work/dpkg-buildpackage.log"
+	fi
+	mv "$CHROOT$inner"/*.deb "$work/debs/"
+	rm -rf "$CHROOT$inner"
 fi
-mv "$work"/build/*.deb "$work/debs/"
 echo "# built: $(cd "$work/debs" && echo ./*.deb | sed 's|\./||g')"
 stage_done packages
 
 # ---- image -----------------------------------------------------------------
-image_dir=$("$here/build-image.sh" 2>"$work/build-image.log" | tail -n 1) ||
+image_dir=$("$here/build-image.sh" "$SUITE" 2>"$work/build-image.log" | tail -n 1) ||
 	bail image "build-image.sh failed" "$work/build-image.log"
 [ -f "$image_dir/done" ] ||
 	bail image "build-image.sh printed no image directory" "$work/build-image.log"
@@ -181,16 +276,16 @@ while read -r name result detail; do
 	t=${secs[$name]:-?}
 	case $result in
 	PASS)
-		echo "ok - autopkgtest/$name (${t} s)"
+		echo "ok - $pfx/$name (${t} s)"
 		;;
 	SKIP)
 		# The machine of qemu-tcg.sh has every device the tests want:
 		# a skip here means the machine is not what it should be.
-		echo "not ok - autopkgtest/$name: skipped in the machine built to run it: ${detail:-}"
+		echo "not ok - $pfx/$name: skipped in the machine built to run it: ${detail:-}"
 		failed=1
 		;;
 	*)
-		echo "not ok - autopkgtest/$name: $result ${detail:-} (${t} s)"
+		echo "not ok - $pfx/$name: $result ${detail:-} (${t} s)"
 		failed=1
 		;;
 	esac
@@ -204,12 +299,12 @@ while read -r name result detail; do
 done <"$work/summary"
 
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && [ "$rc" -ne 2 ]; then
-	echo "not ok - autopkgtest/run: autopkgtest exited $rc"
+	echo "not ok - $pfx/run: autopkgtest exited $rc"
 	tail -n 30 "$work/autopkgtest.log" | sed 's/^/#   /'
 	failed=1
 fi
 
-echo "# time: total $(($(date +%s) - t0)) s (${timings[*]})"
+echo "# time: $SUITE total $(($(date +%s) - t0)) s (${timings[*]})"
 echo "# logs: $work/autopkgtest.log, $work/out/"
 exit "$failed"
 }
