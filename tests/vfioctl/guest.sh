@@ -199,7 +199,10 @@ for d in $EDU0 $EDU1 $EDU2; do
 done
 [ "$(drv $TESTDEV)" = - ] || why="$why; testdev on $(drv $TESTDEV)"
 # Only the lock file that serializes vfioctl stays.
-left=$(find /run/vfio -mindepth 1 ! -name lock -printf "%f " 2>/dev/null || true)
+left=
+for f in /run/vfio/*; do
+	[ -e "$f" ] && [ "${f##*/}" != lock ] && left="$left ${f##*/}"
+done
 [ -z "$left" ] || why="$why; state left: $left"
 check unbind-all "$why"
 
