@@ -72,24 +72,6 @@ static uint64_t roff(unsigned int index)
 	return (uint64_t)index << SHIFT;
 }
 
-static uint32_t real_cfg(struct vt *t, struct nic *n, uint32_t off,
-			 size_t len)
-{
-	char path[128];
-	uint32_t v = 0;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config",
-		 n->name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
-	r = pread(fd, &v, len, off);
-	close(fd);
-	VT_CHECKF(t, r == (ssize_t)len, "read %s at 0x%x", path, off);
-	return v;
-}
-
 static uint32_t cfg_rd(struct vt *t, struct nic *n, uint32_t off, size_t len)
 {
 	uint32_t v = 0;
@@ -264,10 +246,10 @@ static void test_info(struct vt *t, void *arg)
 	VT_CHECKF(t, reg.size == (uint64_t)st.st_size && reg.size == 4096,
 		  "config region 0x%llx, sysfs %lld",
 		  (unsigned long long)reg.size, (long long)st.st_size);
-	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
+	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == vt_real_cfg(t, n->name, 0x100, 4),
 		  "extended config differs");
 	cfg_wr(t, n, 0x100, 4, ~cfg_rd(t, n, 0x100, 4));
-	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == real_cfg(t, n, 0x100, 4),
+	VT_CHECKF(t, cfg_rd(t, n, 0x100, 4) == vt_real_cfg(t, n->name, 0x100, 4),
 		  "extended config write not dropped");
 	nic_close(n);
 }
@@ -300,13 +282,13 @@ static void test_msix_enable(struct vt *t, void *arg)
 		  strerror(errno));
 	VT_CHECKF(t, vectors_listed(n) == (int)n->nvec, "%d of %u vectors "
 		  "registered", vectors_listed(n), n->nvec);
-	VT_CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
+	VT_CHECKF(t, vt_real_cfg(t, n->name, n->msix_pos + 2, 2) & MSIX_ENABLE,
 		  "MSI-X not enabled in the device");
 	VT_CHECKF(t, cfg_rd(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
 		  "MSI-X enable not shown");
 	/* The user cannot switch it off behind the kernel's back. */
 	cfg_wr(t, n, n->msix_pos + 2, 2, 0);
-	VT_CHECKF(t, real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE,
+	VT_CHECKF(t, vt_real_cfg(t, n->name, n->msix_pos + 2, 2) & MSIX_ENABLE,
 		  "user write reached the MSI-X control");
 
 	/* MSI and INTx conflict with it. */
@@ -327,7 +309,7 @@ static void test_msix_enable(struct vt *t, void *arg)
 					 0, NULL) == 0, "disable: %s",
 		  strerror(errno));
 	VT_CHECKF(t, vectors_listed(n) == 0, "vectors left after count 0");
-	VT_CHECKF(t, !(real_cfg(t, n, n->msix_pos + 2, 2) & MSIX_ENABLE),
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, n->msix_pos + 2, 2) & MSIX_ENABLE),
 		  "MSI-X still on after count 0");
 	nic_close(n);
 }
@@ -439,9 +421,9 @@ static void test_msix_mem_off(struct vt *t, void *arg)
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
 					 n->nvec, fds) == 0, "enable MSI-X: %s",
 		  strerror(errno));
-	VT_CHECKF(t, !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
 		  "memory decode left on: command 0x%x",
-		  real_cfg(t, n, CFG_COMMAND, 2));
+		  vt_real_cfg(t, n->name, CFG_COMMAND, 2));
 	VT_CHECKF(t, !(cfg_rd(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
 		  "memory decode shown on");
 
@@ -460,7 +442,7 @@ static void test_msix_mem_off(struct vt *t, void *arg)
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
 					 0, NULL) == 0, "disable: %s",
 		  strerror(errno));
-	VT_CHECKF(t, !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
 		  "memory decode left on after disable");
 	nic_close(n);
 }
@@ -531,11 +513,11 @@ static void test_rom_mem_off(struct vt *t, void *arg)
 	VT_CHECKF(t, sig[0] == 0x55 && sig[1] == 0xaa,
 		  "ROM signature %02x %02x", sig[0], sig[1]);
 	VT_CHECKF(t, cfg_rd(t, n, CFG_COMMAND, 2) == cmd &&
-		  !(real_cfg(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
 		  "command 0x%x (device 0x%x) after the ROM read, set 0x%x",
 		  cfg_rd(t, n, CFG_COMMAND, 2),
-		  real_cfg(t, n, CFG_COMMAND, 2), cmd);
-	VT_CHECKF(t, !(real_cfg(t, n, CFG_ROM, 4) & ROM_ENABLE),
+		  vt_real_cfg(t, n->name, CFG_COMMAND, 2), cmd);
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_ROM, 4) & ROM_ENABLE),
 		  "ROM decoder left on");
 	nic_close(n);
 }

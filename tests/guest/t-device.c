@@ -161,25 +161,6 @@ static void cfg_wr(struct vt *t, int fd, uint32_t off, size_t len, uint32_t v)
 		  strerror(errno));
 }
 
-/* The device's real config space, behind the kernel's back. */
-static uint32_t real_cfg(struct vt *t, const char *dev, uint32_t off,
-			 size_t len)
-{
-	char path[128];
-	uint32_t v = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
-	n = pread(fd, &v, len, off);
-	close(fd);
-	VT_CHECKF(t, n == (ssize_t)len, "read %s at 0x%x: %s", path, off,
-		  strerror(errno));
-	return v;
-}
-
 static off_t sysfs_config_size(struct vt *t, const char *dev)
 {
 	char path[128];
@@ -686,7 +667,7 @@ static void test_config_ids(struct vt *t, struct ctx *c)
 	VT_CHECKF(t, pread(fd, virt, 256, roff(VFIO_PCI_CONFIG_REGION_INDEX))
 		  == 256, "read 256: %s", strerror(errno));
 	for (i = 0; i < 64; i++)
-		real[i] = real_cfg(t, VT_EDU0, i * 4, 4);
+		real[i] = vt_real_cfg(t, VT_EDU0, i * 4, 4);
 	for (i = 0; i < 64; i++) {
 		uint32_t mask = ~0U;
 
@@ -702,7 +683,7 @@ static void test_config_ids(struct vt *t, struct ctx *c)
 static void test_config_bars(struct vt *t, struct ctx *c)
 {
 	int fd = dev_open(t, c, VT_EDU0);
-	uint32_t real0 = real_cfg(t, VT_EDU0, CFG_BAR0, 4);
+	uint32_t real0 = vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4);
 	uint32_t v;
 
 	VT_CHECKF(t, cfg_rd(t, fd, CFG_BAR0, 4) == real0, "BAR0 starts real");
@@ -711,8 +692,8 @@ static void test_config_bars(struct vt *t, struct ctx *c)
 	cfg_wr(t, fd, CFG_BAR0, 4, ~0U);
 	v = cfg_rd(t, fd, CFG_BAR0, 4);
 	VT_CHECKF(t, v == 0xfff00000, "BAR0 sizing reads 0x%08x", v);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_BAR0, 4) == real0,
-		  "real BAR0 moved to 0x%08x", real_cfg(t, VT_EDU0, CFG_BAR0, 4));
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4) == real0,
+		  "real BAR0 moved to 0x%08x", vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4));
 
 	/* A value reads back as written, minus the bits below the size. */
 	cfg_wr(t, fd, CFG_BAR0, 4, 0x12345678);
@@ -749,44 +730,44 @@ static void test_config_command(struct vt *t, struct ctx *c)
 	int fd = dev_open(t, c, VT_EDU0);
 	uint16_t real, v;
 
-	real = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
+	real = vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
 	VT_CHECKF(t, real & CMD_MEMORY, "memory decode off after open: 0x%x",
 		  real);
 
 	/* Bus master passes through (DMA needs it). */
 	set_cmd_bits(t, fd, CMD_MASTER, 0);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER,
 		  "bus master did not reach the device");
 	VT_CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_MASTER, "virtual master");
 	set_cmd_bits(t, fd, 0, CMD_MASTER);
-	VT_CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER),
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_MASTER),
 		  "bus master not cleared");
 
 	/* SERR and parity are not the user's: dropped. */
-	real = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
+	real = vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
 	set_cmd_bits(t, fd, CMD_SERR | CMD_PARITY, 0);
-	v = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
+	v = vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
 	VT_CHECKF(t, (v & (CMD_SERR | CMD_PARITY)) == (real & (CMD_SERR |
 		  CMD_PARITY)), "filtered bits reached the device: 0x%x", v);
 	/* A byte write of the high half alone: same filter. */
 	cfg_wr(t, fd, CFG_COMMAND + 1, 1, CMD_SERR >> 8);
-	v = real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
+	v = vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2);
 	VT_CHECKF(t, (v & CMD_SERR) == (real & CMD_SERR), "SERR via byte write");
 
 	/* INTx disable passes through while no IRQ index is active. */
 	set_cmd_bits(t, fd, CMD_INTX_OFF, 0);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF,
 		  "INTx disable did not reach the device");
 	VT_CHECKF(t, cfg_rd(t, fd, CFG_COMMAND, 2) & CMD_INTX_OFF,
 		  "INTx disable not shown");
 	set_cmd_bits(t, fd, 0, CMD_INTX_OFF);
-	VT_CHECKF(t, !(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF),
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF),
 		  "INTx disable not cleared");
 
 	/* Status is not writable (its error bits are write-1-to-clear). */
-	real = real_cfg(t, VT_EDU0, CFG_STATUS, 2);
+	real = vt_real_cfg(t, VT_EDU0, CFG_STATUS, 2);
 	cfg_wr(t, fd, CFG_STATUS, 2, 0xffff);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) == real,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_STATUS, 2) == real,
 		  "status changed");
 }
 
@@ -800,10 +781,10 @@ static void test_config_dropped(struct vt *t, struct ctx *c)
 
 	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
 		before = cfg_rd(t, fd, ro[i], 4);
-		real = real_cfg(t, VT_EDU0, ro[i], 4);
+		real = vt_real_cfg(t, VT_EDU0, ro[i], 4);
 		cfg_wr(t, fd, ro[i], 4, ~before);
 		VT_CHECKF(t, cfg_rd(t, fd, ro[i], 4) == before &&
-			  real_cfg(t, VT_EDU0, ro[i], 4) == real,
+			  vt_real_cfg(t, VT_EDU0, ro[i], 4) == real,
 			  "write to 0x%x was not dropped", ro[i]);
 	}
 	/* Interrupt pin and header type are read only. */
@@ -813,11 +794,11 @@ static void test_config_dropped(struct vt *t, struct ctx *c)
 	VT_CHECKF(t, before == 1, "edu interrupt pin %u", before);
 
 	/* Interrupt line and cache line size are virtual bytes. */
-	real = real_cfg(t, VT_EDU0, CFG_INT_LINE, 1);
+	real = vt_real_cfg(t, VT_EDU0, CFG_INT_LINE, 1);
 	cfg_wr(t, fd, CFG_INT_LINE, 1, real ^ 0x5a);
 	VT_CHECKF(t, cfg_rd(t, fd, CFG_INT_LINE, 1) == (real ^ 0x5a),
 		  "interrupt line not virtual");
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_INT_LINE, 1) == real,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_INT_LINE, 1) == real,
 		  "interrupt line reached the device");
 	cfg_wr(t, fd, CFG_CACHELINE, 1, 0x10);
 	VT_CHECKF(t, cfg_rd(t, fd, CFG_CACHELINE, 1) == 0x10, "cache line size");
@@ -852,7 +833,7 @@ static void test_config_msi_cap(struct vt *t, struct ctx *c)
 		  "MSI flags now 0x%x", cfg_rd(t, fd, pos + MSI_FLAGS, 2));
 	VT_CHECKF(t, cfg_rd(t, fd, pos + MSI_ADDR_LO, 4) == addr,
 		  "MSI address written");
-	rflags = real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2);
+	rflags = vt_real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2);
 	VT_CHECKF(t, !(rflags & MSI_ENABLE), "MSI enabled in the device");
 
 	/* Enabled through the ioctl, the capability shows it. */
@@ -860,11 +841,11 @@ static void test_config_msi_cap(struct vt *t, struct ctx *c)
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &efd);
 	flags = cfg_rd(t, fd, pos + MSI_FLAGS, 2);
 	VT_CHECKF(t, (flags & MSI_ENABLE) &&
-		  (real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  (vt_real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE),
 		  "MSI on but flags 0x%x", flags);
 	/* ... and the user still cannot turn it off behind the kernel. */
 	cfg_wr(t, fd, pos + MSI_FLAGS, 2, flags & ~MSI_ENABLE);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, pos + MSI_FLAGS, 2) & MSI_ENABLE,
 		  "user disabled MSI");
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 0, NULL);
 	VT_CHECKF(t, !(cfg_rd(t, fd, pos + MSI_FLAGS, 2) & MSI_ENABLE),
@@ -928,7 +909,7 @@ static void test_msi_change(struct vt *t, struct ctx *c)
 	 */
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &none);
 	pos = find_cap(t, fd, CAP_ID_MSI);
-	VT_CHECKF(t, pos && real_cfg(t, VT_EDU0, pos + MSI_ADDR_LO, 4),
+	VT_CHECKF(t, pos && vt_real_cfg(t, VT_EDU0, pos + MSI_ADDR_LO, 4),
 		  "unconnected MSI vector has address 0");
 	edu_raise(t, fd, 1);
 	VT_CHECKF(t, !fired(e1, QUIET_MS) && !fired(e2, 0), "unconnected fired");
@@ -1054,7 +1035,7 @@ static void unmask(struct vt *t, int fd)
 /* Is INTx masked in the device (INTx disable set by the kernel)? */
 static int intx_masked(struct vt *t)
 {
-	return !!(real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF);
+	return !!(vt_real_cfg(t, VT_EDU0, CFG_COMMAND, 2) & CMD_INTX_OFF);
 }
 
 static void test_intx(struct vt *t, struct ctx *c)
@@ -1080,7 +1061,7 @@ static void test_intx(struct vt *t, struct ctx *c)
 	edu_ack(t, fd);
 	edu_raise(t, fd, 2);
 	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx delivered while masked");
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_STATUS, 2) & STATUS_INTX,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_STATUS, 2) & STATUS_INTX,
 		  "device does not show its pending INTx");
 
 	/* Unmask with the line still up: the user hears it (again). */
@@ -1176,14 +1157,14 @@ static void test_reset(struct vt *t, struct ctx *c)
 		vt_skip(t, "edu2 has no reset method");
 
 	set_cmd_bits(t, fd, CMD_MEMORY | CMD_MASTER, 0);
-	bar0 = real_cfg(t, EDU2, CFG_BAR0, 4);
+	bar0 = vt_real_cfg(t, EDU2, CFG_BAR0, 4);
 	bar_wr(t, fd, EDU_LIVE, 1);
 	VT_OK(t, ioctl(fd, VFIO_DEVICE_RESET));
 	/* The config space is back where it was: BARs and command. */
-	VT_CHECKF(t, real_cfg(t, EDU2, CFG_BAR0, 4) == bar0, "BAR0 lost");
-	VT_CHECKF(t, (real_cfg(t, EDU2, CFG_COMMAND, 2) &
+	VT_CHECKF(t, vt_real_cfg(t, EDU2, CFG_BAR0, 4) == bar0, "BAR0 lost");
+	VT_CHECKF(t, (vt_real_cfg(t, EDU2, CFG_COMMAND, 2) &
 		      (CMD_MEMORY | CMD_MASTER)) == (CMD_MEMORY | CMD_MASTER),
-		  "command 0x%x after reset", real_cfg(t, EDU2, CFG_COMMAND, 2));
+		  "command 0x%x after reset", vt_real_cfg(t, EDU2, CFG_COMMAND, 2));
 	VT_CHECKF(t, bar_rd(t, fd, EDU_ID) == EDU_ID_VALUE, "id after reset");
 	VT_CHECKF(t, edu_factorial(t, fd, 6) == 720, "edu dead after reset");
 }
@@ -1192,7 +1173,7 @@ static void test_quiesce_on_close(struct vt *t, struct ctx *c)
 {
 	int fd = dev_open(t, c, VT_EDU1);
 	int32_t efd = efd_new(t, c, 0);
-	uint32_t bar0 = real_cfg(t, VT_EDU1, CFG_BAR0, 4);
+	uint32_t bar0 = vt_real_cfg(t, VT_EDU1, CFG_BAR0, 4);
 	uint32_t pos;
 
 	/* Before: what /init left (bound, not open). */
@@ -1201,7 +1182,7 @@ static void test_quiesce_on_close(struct vt *t, struct ctx *c)
 	set_cmd_bits(t, fd, CMD_MEMORY | CMD_MASTER, 0);
 	cfg_wr(t, fd, CFG_BAR0, 4, ~0U);
 	set_irqs(t, fd, VFIO_PCI_MSI_IRQ_INDEX, 1, &efd);
-	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
 		  "bus master not on");
 	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU1 ")") == 1,
 		  "MSI not registered");
@@ -1211,19 +1192,19 @@ static void test_quiesce_on_close(struct vt *t, struct ctx *c)
 	c->d.group_fd = -1;
 	close(c->d.iommu_fd);
 	c->d.iommu_fd = -1;
-	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER,
 		  "quiesced while the device fd is still open");
 	close(c->d.device_fd);
 	c->d.device_fd = -1;
 
-	VT_CHECKF(t, !(real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER),
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU1, CFG_COMMAND, 2) & CMD_MASTER),
 		  "bus master still on after the last close: 0x%x",
-		  real_cfg(t, VT_EDU1, CFG_COMMAND, 2));
-	VT_CHECKF(t, !(real_cfg(t, VT_EDU1, pos + MSI_FLAGS, 2) & MSI_ENABLE),
+		  vt_real_cfg(t, VT_EDU1, CFG_COMMAND, 2));
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU1, pos + MSI_FLAGS, 2) & MSI_ENABLE),
 		  "MSI still enabled after the last close");
 	VT_CHECKF(t, vt_irq_listed("vfio-msi[0](" VT_EDU1 ")") == 0,
 		  "MSI handler left registered");
-	VT_CHECKF(t, real_cfg(t, VT_EDU1, CFG_BAR0, 4) == bar0, "BAR0 changed");
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU1, CFG_BAR0, 4) == bar0, "BAR0 changed");
 
 	/* Open again: a clean device, the virtual BAR back to real. */
 	fd = dev_open(t, c, VT_EDU1);

@@ -40,41 +40,6 @@ static uint64_t roff(unsigned int index)
 	return (uint64_t)index << SHIFT;
 }
 
-/* The real config register at off, len bytes, through sysfs. */
-static uint32_t real_cfg(struct vt *t, const char *dev, uint32_t off,
-			 size_t len)
-{
-	char path[128];
-	uint32_t v = 0;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
-	r = pread(fd, &v, len, off);
-	close(fd);
-	VT_CHECKF(t, r == (ssize_t)len, "read %s at 0x%x", path, off);
-	return v;
-}
-
-/* Write the real config register behind vfio's back, as root. */
-static void real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
-			size_t len, uint32_t v)
-{
-	char path[128];
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
-	r = pwrite(fd, &v, len, off);
-	close(fd);
-	VT_CHECKF(t, r == (ssize_t)len, "write %s at 0x%x: %s", path, off,
-		  strerror(errno));
-}
-
 static uint16_t cmd_rd(struct vt *t, int fd)
 {
 	uint16_t v = 0;
@@ -133,7 +98,7 @@ static void test_decode_off(struct vt *t, void *arg)
 		  bar[0]);
 
 	set_mem(t, d.device_fd, 0);
-	VT_CHECKF(t, !(real_cfg(t, VT_EDU0, VT_PCI_COMMAND, 2) &
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU0, VT_PCI_COMMAND, 2) &
 		       VT_PCI_COMMAND_MEMORY), "memory decode still on");
 	VT_ERRNO(t, pread(d.device_fd, &v, 4, e.bar0 + VT_EDU_ID), EIO);
 	VT_ERRNO(t, pwrite(d.device_fd, &v, 4, e.bar0 + VT_EDU_LIVE), EIO);
@@ -290,16 +255,16 @@ static void test_bar_restore(struct vt *t, void *arg)
 	VT_CHECKF(t, vt_edu_init(&e, d.device_fd) == 0, "edu: %s",
 		  strerror(errno));
 	bar = map_bar0(t, d.device_fd, &size);
-	bar0 = real_cfg(t, VT_EDU0, CFG_BAR0, 4);
+	bar0 = vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4);
 
 	set_mem(t, d.device_fd, 0);
-	real_cfg_wr(t, VT_EDU0, CFG_BAR0, 4, 0);
-	VT_CHECKF(t, (real_cfg(t, VT_EDU0, CFG_BAR0, 4) & ~0xfU) == 0,
+	vt_real_cfg_wr(t, VT_EDU0, CFG_BAR0, 4, 0);
+	VT_CHECKF(t, (vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4) & ~0xfU) == 0,
 		  "BAR0 write did not stick");
 	set_mem(t, d.device_fd, 1);
-	VT_CHECKF(t, real_cfg(t, VT_EDU0, CFG_BAR0, 4) == bar0,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4) == bar0,
 		  "BAR0 0x%x after decode on, was 0x%x",
-		  real_cfg(t, VT_EDU0, CFG_BAR0, 4), bar0);
+		  vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4), bar0);
 	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 && v == EDU_ID_VALUE,
 		  "ID 0x%x after the restore", v);
 	VT_CHECKF(t, !vt_read_faults(bar) && bar[0] == EDU_ID_VALUE,
@@ -319,19 +284,19 @@ static void test_open_clears_master(struct vt *t, void *arg)
 	uint16_t cmd;
 
 	(void)arg;
-	cmd = real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
-	real_cfg_wr(t, VT_EDU1, VT_PCI_COMMAND, 2,
+	cmd = vt_real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
+	vt_real_cfg_wr(t, VT_EDU1, VT_PCI_COMMAND, 2,
 		    cmd | VT_PCI_COMMAND_MASTER);
 	VT_CHECKF(t, vt_open_dev(&d, VT_EDU1) == 0, "open: %s",
 		  strerror(errno));
-	cmd = real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
+	cmd = vt_real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
 	VT_CHECKF(t, !(cmd & VT_PCI_COMMAND_MASTER),
 		  "bus master on at open: command 0x%x", cmd);
 	VT_CHECKF(t, !(cmd_rd(t, d.device_fd) & VT_PCI_COMMAND_MASTER),
 		  "bus master shown on at open");
 	/* And release does not put it back from the saved state. */
 	vt_close_dev(&d);
-	cmd = real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
+	cmd = vt_real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2);
 	VT_CHECKF(t, !(cmd & VT_PCI_COMMAND_MASTER),
 		  "bus master on after release: command 0x%x", cmd);
 }

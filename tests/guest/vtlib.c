@@ -496,6 +496,37 @@ int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
 	}
 }
 
+static void vt_real_cfg_rw(struct vt *t, const char *dev, uint32_t off,
+			   size_t len, uint32_t *v, int write)
+{
+	char path[128];
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
+	r = write ? pwrite(fd, v, len, off) : pread(fd, v, len, off);
+	close(fd);
+	VT_CHECKF(t, r == (ssize_t)len, "%s %s at 0x%x: %s",
+		  write ? "write" : "read", path, off, strerror(errno));
+}
+
+uint32_t vt_real_cfg(struct vt *t, const char *dev, uint32_t off,
+		     size_t len)
+{
+	uint32_t v = 0;
+
+	vt_real_cfg_rw(t, dev, off, len, &v, 0);
+	return v;
+}
+
+void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
+		    size_t len, uint32_t v)
+{
+	vt_real_cfg_rw(t, dev, off, len, &v, 1);
+}
+
 int vt_enable_master(int device_fd)
 {
 	const uint16_t want = VT_PCI_COMMAND_MEMORY | VT_PCI_COMMAND_MASTER;

@@ -190,6 +190,16 @@ int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
 	       uint32_t len);
 
 /*
+ * The device's real config space, len (1, 2 or 4) bytes at off, read or
+ * written through sysfs behind vfio's back (as root).  A failed access
+ * fails the case.
+ */
+uint32_t vt_real_cfg(struct vt *t, const char *dev, uint32_t off,
+		     size_t len);
+void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
+		    size_t len, uint32_t v);
+
+/*
  * Let the device decode memory and master the bus (PCI_COMMAND through
  * the config region), checked by reading it back: -1/EIO when the bits
  * did not stick.
