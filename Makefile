@@ -20,11 +20,11 @@ check:
 demo:
 	tests/vm/demo.sh
 
-# Ours against the kernel's own VFIO in one VM boot (issue 4).
+# Ours against the kernel's own VFIO in one VM boot.
 bench:
 	tests/bench/run.sh
 
-# The Debian package's autopkgtest in a QEMU VM (issue 6).
+# The Debian package's autopkgtest in a QEMU VM.
 autopkgtest:
 	tests/autopkgtest/run.sh
 

@@ -10,7 +10,6 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 
-#include "include/uapi/vfio.h"
 
 /* Above the in-tree VFIO's "0.3", so that DKMS installs it in its place. */
 #define VFIO_DKMS_VERSION	"1.0"
@@ -26,7 +25,12 @@
  *           with @count bytes at *@ppos and advance *@ppos by what it
  *           returns, the bytes done (short at the end of a region)
  * @write:   write(2)/pwrite(2) on a device fd, from the kernel buffer @buf
- * @ioctl:   VFIO_DEVICE_* ioctls
+ * @ioctl:   the seed ABI's VFIO_DEVICE_* ioctls (include/uapi/vfio.h), on a
+ *           device fd from a /dev/vfio/<bus>:<id> group
+ * @modern_ioctl: today's VFIO_DEVICE_* ioctls (the kernel's
+ *           <uapi/linux/vfio.h>), on a device fd from a /dev/vfio/<id>
+ *           group.  The two ABIs give one ioctl number different
+ *           meanings, so each front end calls only its own op.
  * @mmap:    check that @vma may map device memory (offset, size, flags)
  *           and set its vm_page_prot; return the page frame of its first
  *           page in @pfn.  Install nothing: the core maps the frames on
@@ -64,6 +68,8 @@ struct vfio_device_ops {
 			 loff_t *ppos);
 	long	(*ioctl)(void *device_data, unsigned int cmd,
 			 unsigned long arg);
+	long	(*modern_ioctl)(void *device_data, unsigned int cmd,
+				unsigned long arg);
 	int	(*mmap)(void *device_data, struct vm_area_struct *vma,
 			unsigned long *pfn);
 	void	(*request)(void *device_data, unsigned int count);

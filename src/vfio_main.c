@@ -28,6 +28,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "include/uapi/vfio.h"
 #include "vfio_private.h"
 #include "vfio_range.h"
 

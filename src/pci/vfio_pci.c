@@ -16,6 +16,7 @@
 #include <linux/uaccess.h>
 
 #include "../compat.h"
+#include "../include/uapi/vfio.h"
 #include "vfio_pci_private.h"
 
 #define DRIVER_DESC	"VFIO PCI bus driver (vfio-dkms)"

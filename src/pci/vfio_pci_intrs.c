@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 
 #include "../compat.h"
+#include "../include/uapi/vfio.h"
 #include "vfio_pci_private.h"
 
 int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index)
