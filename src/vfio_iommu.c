@@ -20,7 +20,6 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "include/uapi/vfio.h"
 #include "vfio_private.h"
 #include "vfio_range.h"
 
@@ -354,104 +353,71 @@ void vfio_iommu_user_put(struct vfio_iommu *iommu)
 	vfio_iommu_dissolve(iommu);
 }
 
-/* ---------------- the IOMMU fd ---------------- */
-
-static int vfio_iommu_get_info(struct vfio_iommu *iommu,
-			       struct vfio_iommu_info __user *arg)
+bool vfio_set_viable(struct vfio_iommu *iommu)
 {
-	size_t minsz = offsetofend(struct vfio_iommu_info, pgsize_bitmap);
-	struct vfio_iommu_info info;
+	struct vfio_group *group;
 
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (vfio_check_argsz(info.argsz, minsz))
-		return -EINVAL;
-
-	info.flags = 0;
-	info.iova_min = iommu->domain->geometry.aperture_start;
-	info.iova_max = iommu->domain->geometry.aperture_end;
-	info.pgsize_bitmap = iommu->domain->pgsize_bitmap;
-
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+	list_for_each_entry(group, &iommu->group_list, iommu_next)
+		if (!vfio_group_viable(group))
+			return false;
+	return true;
 }
 
-static int vfio_iommu_map_ioctl(struct vfio_iommu *iommu,
-				struct vfio_dma_map __user *arg)
+void vfio_group_set_iommu(struct vfio_group *group, struct vfio_iommu *iommu)
 {
-	size_t minsz = offsetofend(struct vfio_dma_map, size);
-	struct vfio_dma_map map;
-	int prot = 0;
+	if (group->iommu) {
+		list_del(&group->iommu_next);
+		vfio_iommu_put(group->iommu);
+	}
+	group->iommu = iommu;
+	list_add_tail(&group->iommu_next, &iommu->group_list);
+}
+
+/*
+ * Once nothing of a merged set is open, split it again: a later user of
+ * one of its groups must not inherit the others.
+ */
+void vfio_iommu_dissolve(struct vfio_iommu *iommu)
+{
+	struct vfio_group *group, *next;
+	bool first = true;
+
+	lockdep_assert_held(&vfio_lock);
+	/* A container's groups leave it by UNSET_CONTAINER only. */
+	if (iommu->users || iommu->container)
+		return;
+	list_for_each_entry(group, &iommu->group_list, iommu_next)
+		if (group->opened)
+			return;
+
+	list_for_each_entry_safe(group, next, &iommu->group_list,
+				 iommu_next) {
+		struct vfio_iommu *fresh;
+
+		if (first) {
+			first = false;
+			continue;
+		}
+		fresh = vfio_iommu_alloc(GFP_KERNEL);
+		if (!fresh)
+			return;		/* stays merged; harmless */
+		vfio_group_set_iommu(group, fresh);
+	}
+}
+
+/* Count one more user of @iommu, opening it for the first. */
+int vfio_iommu_user_get(struct vfio_iommu *iommu)
+{
 	int ret;
 
-	if (copy_from_user(&map, arg, minsz))
-		return -EFAULT;
-	if (vfio_check_argsz(map.argsz, minsz) ||
-	    map.flags & ~(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE))
-		return -EINVAL;
-
-	/* READ and WRITE are from the device's point of view. */
-	if (map.flags & VFIO_DMA_MAP_FLAG_READ)
-		prot |= IOMMU_READ;
-	if (map.flags & VFIO_DMA_MAP_FLAG_WRITE)
-		prot |= IOMMU_WRITE;
-	if (!prot)
-		return -EINVAL;
-
-	ret = vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);
-	/* The seed ABI documents EBUSY for an overlap. */
-	return ret == -EEXIST ? -EBUSY : ret;
-}
-
-static int vfio_iommu_unmap_ioctl(struct vfio_iommu *iommu,
-				  struct vfio_dma_unmap __user *arg)
-{
-	size_t minsz = offsetofend(struct vfio_dma_unmap, size);
-	struct vfio_dma_unmap unmap;
-	u64 unmapped;
-
-	if (copy_from_user(&unmap, arg, minsz))
-		return -EFAULT;
-	if (vfio_check_argsz(unmap.argsz, minsz) || unmap.flags)
-		return -EINVAL;
-
-	return vfio_dma_unmap(iommu, unmap.iova, unmap.size, false, &unmapped);
-}
-
-static long vfio_iommu_fops_ioctl(struct file *filep, unsigned int cmd,
-				  unsigned long arg)
-{
-	struct vfio_iommu *iommu = filep->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	if (cmd == VFIO_IOMMU_GET_INFO)
-		return vfio_iommu_get_info(iommu, uarg);
-
-	/* Pages are pinned in, and charged to, the owner's mm only. */
-	if (cmd == VFIO_IOMMU_MAP_DMA || cmd == VFIO_IOMMU_UNMAP_DMA) {
-		if (current->mm != iommu->mm)
-			return -EPERM;
-		if (cmd == VFIO_IOMMU_MAP_DMA)
-			return vfio_iommu_map_ioctl(iommu, uarg);
-		return vfio_iommu_unmap_ioctl(iommu, uarg);
+	lockdep_assert_held(&vfio_lock);
+	if (!iommu->users) {
+		if (!vfio_set_viable(iommu))
+			return -EBUSY;
+		ret = vfio_iommu_open(iommu);
+		if (ret)
+			return ret;
 	}
-	return -ENOTTY;
-}
-
-static int vfio_iommu_fops_release(struct inode *inode, struct file *filep)
-{
-	struct vfio_iommu *iommu = filep->private_data;
-
-	mutex_lock(&vfio_lock);
-	vfio_iommu_user_put(iommu);
-	mutex_unlock(&vfio_lock);
-	vfio_iommu_put(iommu);
+	iommu->users++;
 	return 0;
 }
-
-const struct file_operations vfio_iommu_fops = {
-	.owner		= THIS_MODULE,
-	.release	= vfio_iommu_fops_release,
-	.unlocked_ioctl	= vfio_iommu_fops_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= noop_llseek,
-};

@@ -3,14 +3,25 @@
  * vfio-dkms: objects shared by the core's files (groups, IOMMU objects,
  * devices).  Not seen by bus drivers.
  *
- * Locking, outermost first:
+ * Locking of both modules, outermost first (each field names its lock):
+ *   device_lock(dev)       the driver core, around the bus driver's probe
+ *                          and remove; vfio_unregister_device() runs
+ *                          under it, so no op may wait for it
  *   vfio.lock              the topology: groups, their devices, which
  *                          IOMMU object each group uses, open counts,
- *                          domains
+ *                          domains, containers' types.  Attach and detach
+ *                          wait under it for device deletions in flight
+ *                          (vfio_iommu.c), which take nothing of ours
+ *                          until they end
  *   vfio_device.open_lock  calls of the bus driver's open and release
+ *   vfio_pci_device.lock   (vfio_pci) ioctls, config space, open state
+ *   vfio_pci_device.memory_lock  (vfio_pci, rwsem) BAR decode
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
- *   vfio_removals_lock     (spinlock, vfio_iommu.c) the device deletions
- *                          in flight
+ *   vfio_pci_device.irqlock, vfio_removals_lock  (spinlocks, innermost)
+ *
+ * The type1 and seed IOMMU ioctls map and unmap under dma_lock only:
+ * they hold a user of the IOMMU object (taken and dropped under
+ * vfio.lock), which keeps its domain.
  *
  * Device fd operations run inside vfio_device.srcu read sections, not
  * under a lock: they copy from user memory, which may fault on an mmap of
@@ -120,34 +131,45 @@ struct vfio_device {
 	bool				ops_open;	/* open_lock: ->open done */
 };
 
-/* vfio_iommu.c: the IOMMU fd and the domain's life */
-extern const struct file_operations vfio_iommu_fops;
+extern struct mutex vfio_lock;
+
+/* vfio_group.c: the group object and its nodes */
+int vfio_group_init(void);
+void vfio_group_exit(void);
+bool vfio_group_viable(struct vfio_group *group);
+struct vfio_group *vfio_group_from_minor(unsigned int minor);
+struct vfio_device *vfio_device_find(struct device *dev);
+int vfio_group_add_device(struct vfio_device *device,
+			  struct iommu_group *iommu_group);
+void vfio_group_maybe_free(struct vfio_group *group);
+
+/* vfio_device.c: the device object and its fds */
+int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
+		       struct file *group_file);
+
+/* vfio_iommu.c: the IOMMU object: its sets of groups, its domain's life */
 struct vfio_iommu *vfio_iommu_alloc(gfp_t gfp);
 void vfio_iommu_put(struct vfio_iommu *iommu);
+bool vfio_set_viable(struct vfio_iommu *iommu);
+void vfio_group_set_iommu(struct vfio_group *group, struct vfio_iommu *iommu);
+int vfio_iommu_user_get(struct vfio_iommu *iommu);
+void vfio_iommu_user_put(struct vfio_iommu *iommu);
+void vfio_iommu_dissolve(struct vfio_iommu *iommu);
 int vfio_iommu_open(struct vfio_iommu *iommu);
 void vfio_iommu_close(struct vfio_iommu *iommu);
 int vfio_iommu_attach_group(struct vfio_iommu *iommu,
 			    struct vfio_group *group);
 void vfio_iommu_detach_group(struct vfio_iommu *iommu,
 			     struct vfio_group *group);
-void vfio_iommu_user_put(struct vfio_iommu *iommu);
 int vfio_iommu_resv_update(struct vfio_iommu *iommu,
 			   struct vfio_group *extra);
 void vfio_iommu_removal_begin(struct device *dev);
 void vfio_iommu_removal_end(struct device *dev);
 void vfio_iommu_removals_exit(void);
 
-/* vfio_main.c */
-bool vfio_group_viable(struct vfio_group *group);
-bool vfio_set_viable(struct vfio_iommu *iommu);
-void vfio_group_set_iommu(struct vfio_group *group, struct vfio_iommu *iommu);
-struct vfio_group *vfio_group_from_minor(unsigned int minor);
-void vfio_group_maybe_free(struct vfio_group *group);
-void vfio_iommu_dissolve(struct vfio_iommu *iommu);
-int vfio_iommu_user_get(struct vfio_iommu *iommu);
-int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
-		       struct file *group_file);
-extern struct mutex vfio_lock;
+/* vfio_seed_group.c, vfio_seed_iommu.c: the seed ABI's fds */
+extern const struct file_operations vfio_seed_group_fops;
+extern const struct file_operations vfio_iommu_fops;
 
 /* vfio_container.c: /dev/vfio/vfio and the type1 IOMMU on it */
 int vfio_container_init(void);

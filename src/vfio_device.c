@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms core: the device object and its fds.
+ *
+ * A bus driver registers a device from its probe and unregisters it from
+ * its remove.  A device fd of either ABI reads, writes and maps the
+ * device's regions the same way; only the ioctls differ (struct
+ * vfio_device_ops).  Unregistering a device a user holds asks the user
+ * to let go, waits a bounded time, then revokes the device: see the top
+ * of vfio_private.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/iommu.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+#include "vfio_private.h"
+
+#define VFIO_FS_MAGIC	0x7666646b	/* "vfdk" */
+
+static unsigned int release_timeout_ms = 5000;
+module_param(release_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(release_timeout_ms,
+		 "How long unbinding a device waits for its user before revoking it (default: 5000)");
+
+/* Device inodes, one per device: the mapping its mmaps are zapped from. */
+static struct {
+	struct vfsmount		*mnt;
+	int			mnt_count;	/* simple_pin_fs() users */
+} vfio_fs;
+
+static const struct file_operations vfio_device_fops;
+static const struct file_operations vfio_device_modern_fops;
+static struct file_system_type vfio_fs_type;
+
+static void vfio_device_release(struct kref *kref)
+{
+	struct vfio_device *device = container_of(kref, struct vfio_device,
+						  kref);
+
+	cleanup_srcu_struct(&device->srcu);
+	mutex_destroy(&device->open_lock);
+	iput(device->inode);
+	simple_release_fs(&vfio_fs.mnt, &vfio_fs.mnt_count);
+	put_device(device->dev);
+	kfree(device);
+}
+
+static void vfio_device_put(struct vfio_device *device)
+{
+	kref_put(&device->kref, vfio_device_release);
+}
+
+static struct inode *vfio_device_inode(void)
+{
+	struct inode *inode;
+	int ret;
+
+	ret = simple_pin_fs(&vfio_fs_type, &vfio_fs.mnt, &vfio_fs.mnt_count);
+	if (ret)
+		return ERR_PTR(ret);
+	inode = alloc_anon_inode(vfio_fs.mnt->mnt_sb);
+	if (IS_ERR(inode))
+		simple_release_fs(&vfio_fs.mnt, &vfio_fs.mnt_count);
+	return inode;
+}
+
+int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
+			 void *device_data, struct vfio_device **handle)
+{
+	struct iommu_group *iommu_group;
+	struct vfio_device *device;
+	int ret;
+
+	if (WARN_ON(!ops || !ops->match || !ops->open || !ops->release))
+		return -EINVAL;
+
+	iommu_group = iommu_group_get(dev);
+	if (!iommu_group)
+		return -ENODEV;
+
+	device = kzalloc(sizeof(*device), GFP_KERNEL);
+	if (!device) {
+		ret = -ENOMEM;
+		goto err_group;
+	}
+	device->inode = vfio_device_inode();
+	if (IS_ERR(device->inode)) {
+		ret = PTR_ERR(device->inode);
+		kfree(device);
+		goto err_group;
+	}
+	ret = init_srcu_struct(&device->srcu);
+	if (ret) {
+		iput(device->inode);
+		simple_release_fs(&vfio_fs.mnt, &vfio_fs.mnt_count);
+		kfree(device);
+		goto err_group;
+	}
+	kref_init(&device->kref);
+	mutex_init(&device->open_lock);
+	init_waitqueue_head(&device->release_wq);
+	device->dev = get_device(dev);
+	device->ops = ops;
+	device->device_data = device_data;
+	/* Before the device is listed: from then on an op may use it. */
+	*handle = device;
+
+	ret = vfio_group_add_device(device, iommu_group);
+	if (ret) {
+		vfio_device_put(device);
+		goto err_group;
+	}
+	return 0;
+
+err_group:
+	iommu_group_put(iommu_group);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(vfio_register_device);
+
+void vfio_device_zap_mmaps(struct vfio_device *device)
+{
+	unmap_mapping_range(device->inode->i_mapping, 0, 0, true);
+}
+EXPORT_SYMBOL_GPL(vfio_device_zap_mmaps);
+
+/* Call the bus driver's release once for each successful open. */
+static void vfio_device_quiesce(struct vfio_device *device)
+{
+	mutex_lock(&device->open_lock);
+	if (device->ops_open) {
+		device->ops->release(device->device_data);
+		device->ops_open = false;
+	}
+	mutex_unlock(&device->open_lock);
+}
+
+/*
+ * Stop every operation on @device for good; its fds stay until closed.
+ * Once the read sections have drained nobody can map a page any more,
+ * so the zap is final.
+ */
+static void vfio_device_revoke(struct vfio_device *device)
+{
+	WRITE_ONCE(device->revoked, true);
+	synchronize_srcu(&device->srcu);
+	vfio_device_zap_mmaps(device);
+	vfio_device_quiesce(device);
+}
+
+void vfio_unregister_device(struct device *dev)
+{
+	struct vfio_device *device;
+	struct vfio_group *group;
+	long left;
+
+	mutex_lock(&vfio_lock);
+	device = vfio_device_find(dev);
+	if (WARN_ON(!device)) {
+		mutex_unlock(&vfio_lock);
+		return;
+	}
+	/* From here on GET_DEVICE_FD cannot find it. */
+	group = device->group;
+	list_del_init(&device->group_next);
+	device->group = NULL;
+	mutex_unlock(&vfio_lock);
+
+	if (READ_ONCE(device->open_count)) {
+		mutex_lock(&device->open_lock);
+		if (device->ops_open && device->ops->request)
+			device->ops->request(device->device_data, 1);
+		mutex_unlock(&device->open_lock);
+
+		dev_info(dev, "waiting up to %u ms for its user to release it\n",
+			 release_timeout_ms);
+		left = wait_event_timeout(device->release_wq,
+					  !READ_ONCE(device->open_count),
+					  msecs_to_jiffies(release_timeout_ms));
+		if (!left)
+			dev_warn(dev, "user did not release it: revoking access\n");
+	}
+	vfio_device_revoke(device);
+
+	mutex_lock(&vfio_lock);
+	vfio_group_maybe_free(group);
+	mutex_unlock(&vfio_lock);
+	vfio_device_put(device);
+}
+EXPORT_SYMBOL_GPL(vfio_unregister_device);
+
+
+/* Drop one device fd, with vfio_lock held. */
+static void vfio_device_close(struct vfio_device *device)
+{
+	struct vfio_iommu *iommu = device->iommu;
+
+	lockdep_assert_held(&vfio_lock);
+	if (!--device->open_count) {
+		vfio_device_quiesce(device);
+		device->iommu = NULL;
+		wake_up(&device->release_wq);
+	}
+	/* Quiesced first: only then may its DMA mappings go. */
+	vfio_iommu_user_put(iommu);
+	if (!device->iommu)
+		vfio_iommu_put(iommu);
+}
+
+static int vfio_device_fops_release(struct inode *inode, struct file *filep)
+{
+	struct vfio_device *device = filep->private_data;
+	struct file *group_file;
+
+	mutex_lock(&vfio_lock);
+	group_file = device->group_file;
+	vfio_device_close(device);
+	if (!device->open_count)
+		device->group_file = NULL;
+	mutex_unlock(&vfio_lock);
+	vfio_device_put(device);
+	/* Last: the group's release may detach it from its container. */
+	if (group_file)
+		fput(group_file);
+	return 0;
+}
+
+/*
+ * Every op on a device fd runs between these two, and only when
+ * vfio_device_enter() returned true: a revoke waits for such sections.
+ */
+static bool vfio_device_enter(struct vfio_device *device, int *idx)
+{
+	*idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
+		return true;
+	srcu_read_unlock(&device->srcu, *idx);
+	return false;
+}
+
+static void vfio_device_exit(struct vfio_device *device, int idx)
+{
+	srcu_read_unlock(&device->srcu, idx);
+}
+
+static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
+				   unsigned long arg)
+{
+	struct vfio_device *device = filep->private_data;
+	long ret;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	ret = device->ops->ioctl(device->device_data, cmd, arg);
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+/* The same device, through today's ioctls: see struct vfio_device_ops. */
+static long vfio_device_fops_modern_ioctl(struct file *filep,
+					  unsigned int cmd, unsigned long arg)
+{
+	struct vfio_device *device = filep->private_data;
+	long ret = -ENOTTY;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	if (device->ops->modern_ioctl)
+		ret = device->ops->modern_ioctl(device->device_data, cmd, arg);
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+/*
+ * read(2) and write(2) reach the bus driver in chunks of at most this
+ * many bytes, through a kernel bounce buffer that is copied to or from
+ * the user outside the SRCU read section.  A revoke waits for read
+ * sections only, so it must never wait for a user page: one backed by
+ * userfaultfd or FUSE may never arrive.  Nor may it wait for a huge
+ * request: between chunks the loop stops on a revoke or a fatal signal.
+ */
+#define VFIO_RW_CHUNK	4096
+
+/*
+ * How much of a request of @left bytes at @pos goes to the bus driver
+ * next.  A request of up to VFIO_RW_CHUNK bytes goes whole.  A longer one
+ * is cut only at 8-byte aligned positions, so no naturally aligned access
+ * of up to 8 bytes straddles a cut, and into chunks of more than 8 bytes,
+ * so none looks like a single 1, 2, 4 or 8 byte access the user did not
+ * make.  The bus driver then does the accesses it would do for the whole.
+ */
+static size_t vfio_device_rw_chunk(loff_t pos, size_t left)
+{
+	size_t n;
+
+	if (left <= VFIO_RW_CHUNK)
+		return left;
+	n = VFIO_RW_CHUNK - ((pos + VFIO_RW_CHUNK) & 7);
+	if (left - n <= 8)
+		n -= 8;
+	return n;
+}
+
+/* One chunk through the bus driver, unless the device was revoked. */
+static ssize_t vfio_device_rw_one(struct vfio_device *device, char *kbuf,
+				  size_t n, loff_t *pos, bool write)
+{
+	ssize_t ret;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	ret = write ? device->ops->write(device->device_data, kbuf, n, pos) :
+		      device->ops->read(device->device_data, kbuf, n, pos);
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+/*
+ * Like one call of the bus driver, also in what it returns: the bytes
+ * done when any were, else the error.  A write chunk whose user buffer
+ * faults is not written at all; a read chunk counts up to the fault.
+ */
+static ssize_t vfio_device_rw(struct vfio_device *device, char __user *ubuf,
+			      size_t count, loff_t *ppos, bool write)
+{
+	size_t done = 0;
+	ssize_t ret;
+	char *kbuf;
+
+	if (write ? !device->ops->write : !device->ops->read)
+		return READ_ONCE(device->revoked) ? -ENODEV : -EINVAL;
+
+	kbuf = kmalloc(min_t(size_t, count, VFIO_RW_CHUNK), GFP_KERNEL);
+	if (!kbuf)
+		return -ENOMEM;
+	/* Once also for count 0: the bus driver still checks the offset. */
+	do {
+		size_t n = vfio_device_rw_chunk(*ppos, count - done);
+		loff_t pos = *ppos;
+		size_t left = 0;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (write && copy_from_user(kbuf, ubuf + done, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = vfio_device_rw_one(device, kbuf, n, &pos, write);
+		if (ret <= 0)
+			break;
+		if (!write)
+			left = copy_to_user(ubuf + done, kbuf, ret);
+		done += ret - left;
+		*ppos += ret - left;
+		if (left) {
+			ret = -EFAULT;
+			break;
+		}
+		/* Cut short at the end of a region. */
+		if ((size_t)ret < n)
+			break;
+		cond_resched();
+	} while (done < count);
+	kfree(kbuf);
+	return done ? done : ret;
+}
+
+static ssize_t vfio_device_fops_read(struct file *filep, char __user *buf,
+				     size_t count, loff_t *ppos)
+{
+	return vfio_device_rw(filep->private_data, buf, count, ppos, false);
+}
+
+static ssize_t vfio_device_fops_write(struct file *filep,
+				      const char __user *buf,
+				      size_t count, loff_t *ppos)
+{
+	/* Only copied from, when writing. */
+	return vfio_device_rw(filep->private_data, (char __user *)buf, count,
+			      ppos, true);
+}
+
+/*
+ * Device memory is mapped page by page on fault, never at mmap time: a
+ * mapping made before its vma is linked could escape the zap of a revoke
+ * that runs in between.  vm_private_data holds the frame of page offset
+ * 0, so that vm_pgoff locates every page, also after a vma split.
+ */
+static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct vfio_device *device = vma->vm_file->private_data;
+	unsigned long pfn = (unsigned long)vma->vm_private_data +
+			    vma->vm_pgoff +
+			    ((vmf->address - vma->vm_start) >> PAGE_SHIFT);
+	vm_fault_t ret;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return VM_FAULT_SIGBUS;
+	/* The bus driver knows whether the device decodes the page now. */
+	if (device->ops->fault)
+		ret = device->ops->fault(device->device_data, vmf, pfn);
+	else
+		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+static const struct vm_operations_struct vfio_device_vm_ops = {
+	.fault = vfio_device_vm_fault,
+};
+
+static int vfio_device_fops_mmap(struct file *filep,
+				 struct vm_area_struct *vma)
+{
+	struct vfio_device *device = filep->private_data;
+	unsigned long pfn;
+	int ret = -EINVAL;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	if (!device->ops->mmap)
+		goto out;
+	ret = device->ops->mmap(device->device_data, vma, &pfn);
+	if (ret)
+		goto out;
+	vfio_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND |
+			  VM_DONTDUMP);
+	vma->vm_private_data = (void *)(pfn - vma->vm_pgoff);
+	vma->vm_ops = &vfio_device_vm_ops;
+out:
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+static const struct file_operations vfio_device_fops = {
+	.owner		= THIS_MODULE,
+	.release	= vfio_device_fops_release,
+	.read		= vfio_device_fops_read,
+	.write		= vfio_device_fops_write,
+	.unlocked_ioctl	= vfio_device_fops_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= vfio_device_fops_mmap,
+	.llseek		= default_llseek,
+};
+
+static const struct file_operations vfio_device_modern_fops = {
+	.owner		= THIS_MODULE,
+	.release	= vfio_device_fops_release,
+	.read		= vfio_device_fops_read,
+	.write		= vfio_device_fops_write,
+	.unlocked_ioctl	= vfio_device_fops_modern_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= vfio_device_fops_mmap,
+	.llseek		= default_llseek,
+};
+
+/* Open @device for one more fd, with vfio_lock held. */
+static int vfio_device_open(struct vfio_device *device,
+			    struct vfio_iommu *iommu)
+{
+	int ret;
+
+	ret = vfio_iommu_user_get(iommu);
+	if (ret)
+		return ret;
+	if (!device->open_count) {
+		mutex_lock(&device->open_lock);
+		ret = READ_ONCE(device->revoked) ? -ENODEV :
+			device->ops->open(device->device_data);
+		device->ops_open = !ret;
+		mutex_unlock(&device->open_lock);
+		if (ret) {
+			vfio_iommu_user_put(iommu);
+			return ret;
+		}
+		kref_get(&iommu->kref);
+		device->iommu = iommu;
+	}
+	device->open_count++;
+	return 0;
+}
+
+/*
+ * A new fd of @device, opened in @iommu, with vfio_lock held.  A modern
+ * one holds @group_file, the /dev/vfio/<id> file it came from, as
+ * upstream's do: the group stays in its container while a device fd is
+ * open.  The ABIs never share a device, so one file serves all its fds.
+ */
+int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
+		       struct file *group_file)
+{
+	struct file *file;
+	int fd, ret;
+
+	lockdep_assert_held(&vfio_lock);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = vfio_device_open(device, iommu);
+	if (ret)
+		goto err_fd;
+
+	kref_get(&device->kref);
+	file = anon_inode_getfile("[vfio-device]",
+				  group_file ? &vfio_device_modern_fops :
+					       &vfio_device_fops,
+				  device, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		vfio_device_close(device);
+		vfio_device_put(device);
+		goto err_fd;
+	}
+	if (group_file)
+		device->group_file = get_file(group_file);
+	/* pread/pwrite at region offsets, and one mapping to zap on revoke */
+	file->f_mode |= FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE;
+	file->f_mapping = device->inode->i_mapping;
+	fd_install(fd, file);
+	return fd;
+
+err_fd:
+	put_unused_fd(fd);
+	return ret;
+}
+
+
+static int vfio_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, VFIO_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+static struct file_system_type vfio_fs_type = {
+	.name			= "vfio-dkms",
+	.owner			= THIS_MODULE,
+	.init_fs_context	= vfio_fs_init_fs_context,
+	.kill_sb		= kill_anon_super,
+};

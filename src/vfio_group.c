@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms core: the group object.
+ *
+ * A group appears when the first of its devices is bound to a vfio bus
+ * driver, with two nodes: /dev/vfio/<bus>:<id> for the seed ABI
+ * (vfio_seed_group.c) and /dev/vfio/<id> for today's
+ * (vfio_modern_group.c); both find it by the same minor.  It is killed
+ * when its last device is unregistered and freed when its last fd is
+ * closed.  Which IOMMU object it belongs to is vfio_iommu.c's business.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cdev.h>
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/iommu.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "compat.h"
+#include "vfio_private.h"
+
+static struct {
+	struct class		*class;
+	dev_t			devt;		/* /dev/vfio/<bus>:<id> */
+	struct cdev		cdev;
+	dev_t			node_devt;	/* /dev/vfio/<id> */
+	struct cdev		node_cdev;
+	struct idr		minors;		/* vfio_lock: minor -> group */
+	struct list_head	group_list;	/* vfio_lock */
+} vfio;
+
+static struct vfio_group *vfio_group_find(struct iommu_group *iommu_group)
+{
+	struct vfio_group *group;
+
+	list_for_each_entry(group, &vfio.group_list, group_next)
+		if (group->iommu_group == iommu_group)
+			return group;
+	return NULL;
+}
+
+static struct vfio_device *vfio_group_find_device(struct vfio_group *group,
+						  struct device *dev)
+{
+	struct vfio_device *device;
+
+	list_for_each_entry(device, &group->device_list, group_next)
+		if (device->dev == dev)
+			return device;
+	return NULL;
+}
+
+static int vfio_group_link_dev(struct device *dev, void *data)
+{
+	struct vfio_group *group = data;
+
+	/* Hot-add may race with the links made when the group appeared. */
+	if (sysfs_create_link_nowarn(group->devices_kobj, &dev->kobj,
+				     dev_name(dev)) == -ENOMEM)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A member of the group may be used by the host only when it cannot DMA
+ * on its own behalf: bound to us, bound to nothing, or a bridge.
+ */
+static int vfio_dev_viable(struct device *dev, void *data)
+{
+	struct vfio_group *group = data;
+
+	if (!READ_ONCE(dev->driver))
+		return 0;
+	if (vfio_group_find_device(group, dev))
+		return 0;
+	if (dev_is_pci(dev) && pci_is_bridge(to_pci_dev(dev)))
+		return 0;
+	return -EBUSY;
+}
+
+bool vfio_group_viable(struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	return !iommu_group_for_each_dev(group->iommu_group, group,
+					 vfio_dev_viable);
+}
+
+static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
+					    struct device *dev)
+{
+	struct vfio_group *group;
+	struct vfio_iommu *iommu;
+	int ret;
+
+	group = kzalloc(sizeof(*group), GFP_KERNEL);
+	iommu = vfio_iommu_alloc(GFP_KERNEL);
+	if (!group || !iommu) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	INIT_LIST_HEAD(&group->device_list);
+	group->iommu_group = iommu_group;
+	group->id = iommu_group_id(iommu_group);
+
+	/*
+	 * Opening a node looks the group up by its minor alone, and a user
+	 * may keep the inode of an old node (an O_PATH fd, a bind mount):
+	 * a minor handed out again would open another group through it.
+	 * Cycle through all 2^20 before any comes back.
+	 */
+	group->minor = idr_alloc_cyclic(&vfio.minors, group, 0,
+					MINORMASK + 1, GFP_KERNEL);
+	if (group->minor < 0) {
+		ret = group->minor;
+		goto err_free;
+	}
+
+	group->dev = device_create(vfio.class, NULL,
+				   MKDEV(MAJOR(vfio.devt), group->minor),
+				   group, "%s:%d", dev->bus->name, group->id);
+	if (IS_ERR(group->dev)) {
+		ret = PTR_ERR(group->dev);
+		goto err_idr;
+	}
+
+	/* The modern ABI's node: the same group under the upstream name. */
+	group->node_dev = device_create(vfio.class, NULL,
+					MKDEV(MAJOR(vfio.node_devt),
+					      group->minor),
+					group, "%d", group->id);
+	if (IS_ERR(group->node_dev)) {
+		ret = PTR_ERR(group->node_dev);
+		goto err_dev;
+	}
+
+	group->devices_kobj = kobject_create_and_add("devices",
+						     &group->dev->kobj);
+	if (!group->devices_kobj) {
+		ret = -ENOMEM;
+		goto err_node;
+	}
+	ret = iommu_group_for_each_dev(iommu_group, group,
+				       vfio_group_link_dev);
+	if (ret)
+		goto err_kobj;
+
+	vfio_group_set_iommu(group, iommu);
+	list_add_tail(&group->group_next, &vfio.group_list);
+	return group;
+
+err_kobj:
+	kobject_put(group->devices_kobj);
+err_node:
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.node_devt), group->minor));
+err_dev:
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
+err_idr:
+	idr_remove(&vfio.minors, group->minor);
+err_free:
+	kfree(iommu);
+	kfree(group);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Put @device in the group of @iommu_group, making the group if it is
+ * the first.  The group keeps the caller's reference on @iommu_group;
+ * on failure (-errno) it stays the caller's.
+ */
+int vfio_group_add_device(struct vfio_device *device,
+			  struct iommu_group *iommu_group)
+{
+	struct vfio_group *group;
+
+	mutex_lock(&vfio_lock);
+	group = vfio_group_find(iommu_group);
+	if (group) {
+		iommu_group_put(iommu_group);	/* the group holds one */
+	} else {
+		group = vfio_group_create(iommu_group, device->dev);
+		if (IS_ERR(group)) {
+			mutex_unlock(&vfio_lock);
+			return PTR_ERR(group);
+		}
+	}
+	device->group = group;
+	list_add_tail(&device->group_next, &group->device_list);
+	mutex_unlock(&vfio_lock);
+	return 0;
+}
+
+/*
+ * The last device of @group has been unregistered: the group is gone for
+ * good, also for a user who still holds its fd (that fd answers -ENODEV
+ * from now on; a device bound later makes a new group).  Its IOMMU group
+ * gets its DMA ownership back and returns to its default domain now, not
+ * at the last close: when a hot-removed device was the last member, the
+ * IOMMU core (6.12) requires both by the time the device leaves the IOMMU
+ * group, and an IOMMU group without members must never be attached again.
+ */
+static void vfio_group_kill(struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (group->dead)
+		return;
+	vfio_iommu_detach_group(group->iommu, group);
+	/* Off the set: it keeps its reference on group->iommu until freed. */
+	list_del_init(&group->iommu_next);
+	list_del(&group->group_next);
+	kobject_put(group->devices_kobj);
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.node_devt), group->minor));
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
+	idr_remove(&vfio.minors, group->minor);
+	group->dead = true;
+	/* A container keeps its IOMMU only while it has groups. */
+	if (group->iommu->container)
+		vfio_container_group_gone(group->iommu);
+}
+
+/* Kill @group once no device is in it, and free it once no fd is open. */
+void vfio_group_maybe_free(struct vfio_group *group)
+{
+	lockdep_assert_held(&vfio_lock);
+	if (!list_empty(&group->device_list))
+		return;
+	vfio_group_kill(group);
+	if (group->opened || group->node_open)
+		return;
+	vfio_iommu_put(group->iommu);
+	iommu_group_put(group->iommu_group);
+	kfree(group);
+}
+
+/* Find the registered vfio_device of @dev, with vfio_lock held. */
+struct vfio_device *vfio_device_find(struct device *dev)
+{
+	struct vfio_group *group;
+	struct vfio_device *device;
+
+	list_for_each_entry(group, &vfio.group_list, group_next) {
+		device = vfio_group_find_device(group, dev);
+		if (device)
+			return device;
+	}
+	return NULL;
+}
+
+bool vfio_group_add_dev(struct device *dev)
+{
+	struct iommu_group *iommu_group;
+	struct vfio_group *group;
+	bool in_use = false;
+
+	iommu_group = iommu_group_get(dev);
+	if (!iommu_group)
+		return false;
+
+	mutex_lock(&vfio_lock);
+	group = vfio_group_find(iommu_group);
+	if (group) {
+		vfio_group_link_dev(dev, group);
+		in_use = group->iommu->users > 0;
+		if (in_use)
+			dev_warn(dev, "added to group %d, which is in use: claimed for vfio\n",
+				 group->id);
+	}
+	mutex_unlock(&vfio_lock);
+	iommu_group_put(iommu_group);
+	return in_use;
+}
+EXPORT_SYMBOL_GPL(vfio_group_add_dev);
+
+void vfio_group_del_dev(struct device *dev, bool hold)
+{
+	struct iommu_group *iommu_group;
+	struct vfio_group *group;
+
+	iommu_group = iommu_group_get(dev);
+	if (iommu_group) {
+		mutex_lock(&vfio_lock);
+		group = vfio_group_find(iommu_group);
+		if (group)
+			sysfs_remove_link(group->devices_kobj, dev_name(dev));
+		mutex_unlock(&vfio_lock);
+		iommu_group_put(iommu_group);
+	}
+	if (hold)
+		vfio_iommu_removal_begin(dev);
+}
+EXPORT_SYMBOL_GPL(vfio_group_del_dev);
+
+void vfio_group_removed_dev(struct device *dev)
+{
+	vfio_iommu_removal_end(dev);
+}
+EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
+
+/* The group of a node's minor, with vfio_lock held; NULL once gone. */
+struct vfio_group *vfio_group_from_minor(unsigned int minor)
+{
+	lockdep_assert_held(&vfio_lock);
+	return idr_find(&vfio.minors, minor);
+}
+
+static char *vfio_devnode(vfio_devnode_dev *dev, umode_t *mode)
+{
+	return kasprintf(GFP_KERNEL, "vfio/%s", dev_name(dev));
+}
+
+int vfio_group_init(void)
+{
+	int ret;
+
+	idr_init(&vfio.minors);
+	INIT_LIST_HEAD(&vfio.group_list);
+
+	vfio.class = vfio_class_create("vfio");
+	if (IS_ERR(vfio.class))
+		return PTR_ERR(vfio.class);
+	vfio.class->devnode = vfio_devnode;
+
+	ret = alloc_chrdev_region(&vfio.devt, 0, MINORMASK + 1, "vfio");
+	if (ret)
+		goto err_class;
+	cdev_init(&vfio.cdev, &vfio_seed_group_fops);
+	/*
+	 * An open of a node holds the cdev before the fops: without an
+	 * owner, that window has no module reference and the module (the
+	 * cdev is in it) could go.
+	 */
+	vfio.cdev.owner = THIS_MODULE;
+	ret = cdev_add(&vfio.cdev, vfio.devt, MINORMASK + 1);
+	if (ret)
+		goto err_region;
+
+	ret = alloc_chrdev_region(&vfio.node_devt, 0, MINORMASK + 1,
+				  "vfio-group");
+	if (ret)
+		goto err_cdev;
+	cdev_init(&vfio.node_cdev, &vfio_modern_group_fops);
+	vfio.node_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&vfio.node_cdev, vfio.node_devt, MINORMASK + 1);
+	if (ret)
+		goto err_node_region;
+	return 0;
+
+err_node_region:
+	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
+err_cdev:
+	cdev_del(&vfio.cdev);
+err_region:
+	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
+err_class:
+	class_destroy(vfio.class);
+	return ret;
+}
+
+void vfio_group_exit(void)
+{
+	/* Bus drivers depend on us and open fds pin the module. */
+	WARN_ON(!list_empty(&vfio.group_list));
+	cdev_del(&vfio.node_cdev);
+	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
+	cdev_del(&vfio.cdev);
+	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
+	class_destroy(vfio.class);
+	idr_destroy(&vfio.minors);
+}
+
