@@ -119,12 +119,20 @@ static void vfio_container_unuse(struct vfio_iommu *iommu)
 	mutex_unlock(&vfio_lock);
 }
 
-/* The IOVA-range capability, in a buffer the caller frees. */
-static void *vfio_container_iova_cap(struct vfio_iommu *iommu, size_t *size)
+/*
+ * The capability chain of GET_INFO, in a buffer the caller frees, with
+ * each header's @next already an offset from the start of the reply:
+ * the IOVA ranges, then how many more mappings fit (QEMU sizes its
+ * memory listener by that).  Each capability is 8-byte aligned.
+ */
+static void *vfio_container_caps(struct vfio_iommu *iommu, size_t *size)
 {
-	struct vfio_iommu_type1_info_cap_iova_range *cap;
+	struct vfio_iommu_type1_info_cap_iova_range *iova;
+	struct vfio_iommu_type1_info_dma_avail *avail;
+	size_t iova_sz, avail_off;
 	struct vfio_resv *ranges;
 	unsigned int i, n;
+	void *buf;
 
 	ranges = kcalloc(VFIO_CONTAINER_MAX_RANGES, sizeof(*ranges),
 			 GFP_KERNEL);
@@ -134,21 +142,31 @@ static void *vfio_container_iova_cap(struct vfio_iommu *iommu, size_t *size)
 		  vfio_dma_iova_ranges(iommu, ranges,
 				       VFIO_CONTAINER_MAX_RANGES));
 
-	*size = struct_size(cap, iova_ranges, n);
-	cap = kzalloc(*size, GFP_KERNEL);
-	if (!cap) {
+	iova_sz = ALIGN(struct_size(iova, iova_ranges, n), 8);
+	avail_off = iova_sz;
+	*size = avail_off + ALIGN(sizeof(*avail), 8);
+	buf = kzalloc(*size, GFP_KERNEL);
+	if (!buf) {
 		kfree(ranges);
 		return ERR_PTR(-ENOMEM);
 	}
-	cap->header.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE;
-	cap->header.version = 1;
-	cap->nr_iovas = n;
+
+	iova = buf;
+	iova->header.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE;
+	iova->header.version = 1;
+	iova->header.next = sizeof(struct vfio_iommu_type1_info) + avail_off;
+	iova->nr_iovas = n;
 	for (i = 0; i < n; i++) {
-		cap->iova_ranges[i].start = ranges[i].start;
-		cap->iova_ranges[i].end = ranges[i].last;
+		iova->iova_ranges[i].start = ranges[i].start;
+		iova->iova_ranges[i].end = ranges[i].last;
 	}
 	kfree(ranges);
-	return cap;
+
+	avail = buf + avail_off;
+	avail->header.id = VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL;
+	avail->header.version = 1;
+	avail->avail = vfio_dma_avail(iommu);
+	return buf;
 }
 
 static long vfio_container_get_info(struct vfio_iommu *iommu,
@@ -159,40 +177,37 @@ static long vfio_container_get_info(struct vfio_iommu *iommu,
 	struct vfio_iommu_type1_info info;
 	unsigned long pgsizes;
 	size_t capsz;
-	void *cap;
+	void *caps;
 	long ret = 0;
 
 	if (copy_from_user(&info, arg, minsz))
 		return -EFAULT;
 	if (vfio_check_argsz(info.argsz, minsz))
 		return -EINVAL;
+	/* Write back no more than the caller's structure holds. */
+	minsz = min_t(size_t, info.argsz, sizeof(info));
 
 	/* Never below a CPU page: nothing smaller can be pinned. */
 	pgsizes = iommu->domain->pgsize_bitmap;
 	if (pgsizes & ~PAGE_MASK)
 		pgsizes = (pgsizes & PAGE_MASK) | PAGE_SIZE;
-	info.flags = VFIO_IOMMU_INFO_PGSIZES;
+	info.flags = VFIO_IOMMU_INFO_PGSIZES | VFIO_IOMMU_INFO_CAPS;
 	info.iova_pgsizes = pgsizes;
-
-	/* An older caller has no room for a capability chain. */
-	if (info.argsz < offsetofend(struct vfio_iommu_type1_info, cap_offset))
-		return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
-
-	cap = vfio_container_iova_cap(iommu, &capsz);
-	if (IS_ERR(cap))
-		return PTR_ERR(cap);
-	info.flags |= VFIO_IOMMU_INFO_CAPS;
 	info.cap_offset = 0;
+
+	caps = vfio_container_caps(iommu, &capsz);
+	if (IS_ERR(caps))
+		return PTR_ERR(caps);
 	if (info.argsz < sizeof(info) + capsz) {
 		/* Tell the caller how much to allocate, as upstream does. */
 		info.argsz = sizeof(info) + capsz;
 	} else {
-		if (copy_to_user((u8 __user *)arg + sizeof(info), cap, capsz))
+		if (copy_to_user((u8 __user *)arg + sizeof(info), caps, capsz))
 			ret = -EFAULT;
 		info.cap_offset = sizeof(info);
 	}
-	kfree(cap);
-	if (!ret && copy_to_user(arg, &info, sizeof(info)))
+	kfree(caps);
+	if (!ret && copy_to_user(arg, &info, minsz))
 		ret = -EFAULT;
 	return ret;
 }

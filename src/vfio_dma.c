@@ -621,6 +621,18 @@ u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 	return (u64)unpinned << PAGE_SHIFT;
 }
 
+/* How many more mappings fit under max_mappings. */
+u32 vfio_dma_avail(struct vfio_iommu *iommu)
+{
+	u32 avail;
+
+	mutex_lock(&iommu->dma_lock);
+	avail = iommu->dma_count < max_mappings ?
+		max_mappings - iommu->dma_count : 0;
+	mutex_unlock(&iommu->dma_lock);
+	return avail;
+}
+
 /* The IOVA ranges a mapping may use: see vfio_iova_ranges(). */
 unsigned int vfio_dma_iova_ranges(struct vfio_iommu *iommu,
 				  struct vfio_resv *out, unsigned int max)

@@ -55,8 +55,7 @@ static int vfio_group_set_container(struct vfio_group *group, int fd)
 	struct file *file;
 	int ret;
 
-	if (fd < 0)
-		return -EINVAL;
+	/* A negative fd is no file: EBADF, as today's upstream says. */
 	file = fget(fd);
 	if (!file)
 		return -EBADF;

@@ -187,6 +187,7 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 		   bool whole, u64 *unmapped);
 u64 vfio_dma_unmap_all(struct vfio_iommu *iommu);
+u32 vfio_dma_avail(struct vfio_iommu *iommu);
 unsigned int vfio_dma_iova_ranges(struct vfio_iommu *iommu,
 				  struct vfio_resv *out, unsigned int max);
 int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
