@@ -20,6 +20,8 @@
 set -euo pipefail
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 die() { echo "chroot: $*" >&2; exit 1; }
 log() { echo "chroot: $*" >&2; }
 
@@ -44,11 +46,7 @@ command -v mmdebstrap >/dev/null || {
 		--no-install-recommends mmdebstrap >&2
 }
 
-# The host's Debian mirror, as fetch-debs.sh finds it.
-# shellcheck disable=SC2016 # $(...) are apt's fields, not the shell's
-uri=$(apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)' \
-	'Identifier: Packages' 2>/dev/null |
-	awk -F'|' '$1 == "Debian" && $2 !~ /security/ { print $2; exit }')
+uri=$(host_debian_mirror)
 [ -n "$uri" ] || die "no Debian entry in this machine's apt sources"
 
 dir=$CACHE/chroot/$dist

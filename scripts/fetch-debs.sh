@@ -13,19 +13,13 @@
 set -euo pipefail
 
 CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 die() { echo "fetch-debs: $*" >&2; exit 1; }
 
 [ $# -ge 2 ] || die "usage: fetch-debs.sh SUITE DIR PKG... | SUITE --search REGEX"
 suite=$1
 state=$CACHE/apt/$suite
-
-# The host's Debian mirror, from apt's own view of its sources.
-mirror() {
-	# shellcheck disable=SC2016 # $(...) are apt's fields, not the shell's
-	apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)|$(RELEASE)' \
-		'Identifier: Packages' 2>/dev/null |
-		awk -F'|' '$1 == "Debian" && $2 !~ /security/ { print $2; exit }'
-}
 
 aptp() {
 	apt-get -q -o Dir::Etc::SourceList="$state/sources.list" \
@@ -48,10 +42,10 @@ aptcache() {
 if [ ! -f "$state/sources.list" ] ||
    [ -n "$(find "$state/stamp" -mmin +1440 2>/dev/null)" ] ||
    [ ! -f "$state/stamp" ]; then
-	uri=$(mirror)
+	uri=$(host_debian_mirror)
 	if [ -z "$uri" ]; then
 		apt-get update -qq >&2
-		uri=$(mirror)
+		uri=$(host_debian_mirror)
 	fi
 	[ -n "$uri" ] || die "no Debian entry in this machine's apt sources"
 	mkdir -p "$state/state/lists/partial" "$state/cache/archives/partial" \

@@ -19,17 +19,10 @@ CACHE=${VFIO_CACHE:-/var/cache/vfio-dkms}
 PROFILE=${VFIO_SETUP_PROFILE:-check}
 OLD_BACKPORTS_LIST=/etc/apt/sources.list.d/vfio-dkms-backports.list
 FETCH=$(cd "$(dirname "$0")" && pwd)/fetch-debs.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 log() { echo "setup: $*" >&2; }
-
-need_pkgs=()
-want() {
-	local pkg
-	for pkg in "$@"; do
-		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-			grep -q 'install ok installed' || need_pkgs+=("$pkg")
-	done
-}
 
 apt_updated=
 apt_update() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-bench: the measurements of issue 4, run against one VFIO backend.
+ * vfio-bench: the benchmark's measurements, run against one VFIO backend.
  *
  *   vfio-bench --backend ours|intree [--dev 0000:00:02.0] [--reps 5]
  *              [--first-rep 1]

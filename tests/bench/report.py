@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Turn the output of a `make bench` VM run into the issue 4 table.
+"""Turn the output of a `make bench` VM run into the benchmark's table.
 
 Reads the lines vfio-bench printed in the guest (BENCH <backend> <row>
 <metric> <rep> <value>, ERROR ..., BENCH-PHASE ...), takes the median of
@@ -11,9 +11,10 @@ the repetitions, and writes into OUTDIR:
   mapping-cost.dat   row 3 per-op cost by mapping count (gnuplot input)
   mapping-cost.gp    the gnuplot script that makes mapping-cost.png
 
-It prints the table and the targets of issue 4.  Exit status: 0 when both
-backends produced every measurement, 1 otherwise (a missed target is
-reported, not an error).
+It prints the table and the benchmark's targets (the figures ours must
+reach, against the in-kernel VFIO or its own other rows).  Exit status: 0
+when both backends produced every measurement, 1 otherwise (a missed
+target is reported, not an error).
 """
 
 import argparse
@@ -120,7 +121,7 @@ def ratio(a, b):
 
 
 def targets(reps):
-    """The targets of issue 4: (name, holds or None, detail)."""
+    """The benchmark's targets: (name, holds or None, detail)."""
     out = []
 
     def m(b, row, metric):
@@ -275,7 +276,7 @@ def main():
         if r is not None:
             print(f"{'5 mmap/pread (' + b + ')':40} {'x':7} {r:10.1f}")
     print()
-    print("Targets (issue 4):")
+    print("Targets:")
     for name, holds, detail in tg:
         word = "HOLDS" if holds else ("MISSED" if holds is False else "N/A")
         print(f"  {word:6} {name}: {detail}")

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# `make bench`: the benchmark of issue 4.  Builds vfio-bench (static, both
-# backends), boots the test VM once (tests/vm/run-suite.sh --no-bind --run,
-# 4 GiB, enough 2 MiB huge pages for 1 GiB) and runs tests/bench/guest.sh
-# in it: vfio-bench against the in-kernel VFIO, then against ours.  Then
-# tests/bench/report.py prints the table and the targets and writes
-# build/bench/results.{csv,json}; gnuplot draws build/bench/mapping-cost.png.
+# `make bench`: ours against the in-kernel VFIO.  Builds vfio-bench
+# (static, both backends), boots the test VM once (tests/vm/run-suite.sh
+# --no-bind --run, 4 GiB, enough 2 MiB huge pages for 1 GiB) and runs
+# tests/bench/guest.sh in it: vfio-bench against the in-kernel VFIO, then
+# against ours.  Then tests/bench/report.py prints the table and the
+# targets and writes build/bench/results.{csv,json}; gnuplot draws
+# build/bench/mapping-cost.png.
 #
 #   tests/bench/run.sh [--quick] [--rounds N] [--reps N] [--bench-args "..."]
 #

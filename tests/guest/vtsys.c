@@ -20,6 +20,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,7 +32,6 @@
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define PCI_DRIVERS	"/sys/bus/pci/drivers"
 #define BIND_TIMEOUT_MS	5000
-#define VT_PINS_FOLD_WAIT_MS	2100	/* two vmstat intervals and a bit */
 
 uint64_t vt_now_ms(void)
 {
@@ -446,6 +446,42 @@ int vt_irq_listed(const char *action)
 	return found;
 }
 
+/*
+ * In a vt_child_run() child: its end of a socket to the parent, which
+ * stays root and reads the pin counters for it (vt_pins_serve()); -1
+ * anywhere else.
+ */
+static int vt_pins_sock = -1;
+
+/* What the parent sends back for one request: errno or 0, and the counts. */
+struct vt_pins_answer {
+	int err;
+	struct vt_pins pins;
+};
+
+/* Ask the parent for exact counters; the child cannot fold them itself. */
+static int vt_pins_ask_parent(struct vt_pins *p)
+{
+	struct vt_pins_answer a;
+	ssize_t n;
+
+	if (send(vt_pins_sock, "?", 1, MSG_NOSIGNAL) != 1)
+		return -1;
+	do
+		n = recv(vt_pins_sock, &a, sizeof(a), MSG_WAITALL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(a)) {
+		errno = n < 0 ? errno : EPIPE;
+		return -1;
+	}
+	if (a.err) {
+		errno = a.err;
+		return -1;
+	}
+	*p = a.pins;
+	return 0;
+}
+
 int vt_read_pins(struct vt_pins *p)
 {
 	char line[128];
@@ -453,25 +489,28 @@ int vt_read_pins(struct vt_pins *p)
 	FILE *f;
 
 	/*
-	 * vmstat counters are per-cpu deltas folded in lazily; without
-	 * this refresh a pin or unpin may not show yet (needs root).
+	 * vmstat counters are per-cpu deltas folded in lazily, by
+	 * vmstat_shepherd about every second or not at all on a quiet CPU;
+	 * without this refresh a pin or unpin may not show yet.  Only root
+	 * may write it (0600, chmod refused), so a child that dropped root
+	 * asks its vt_child_run() parent, which still is root: exact, with
+	 * no waiting for the kernel to fold them some time.
 	 */
 	refresh = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
-	if (refresh >= 0) {
-		/* EINVAL when a counter is negative: folded anyway */
-		ssize_t ignored = write(refresh, "1", 1);
-
-		(void)ignored;
-		close(refresh);
-	} else if (errno == EACCES || errno == EPERM) {
-		/*
-		 * Not root (the file is 0600 and refuses chmod): rely on
-		 * the kernel's own folding instead, which vmstat_shepherd
-		 * does every second (sysctl vm.stat_interval) and a CPU
-		 * does on going idle.
-		 */
-		usleep(VT_PINS_FOLD_WAIT_MS * 1000);
+	if (refresh < 0) {
+		if ((errno == EACCES || errno == EPERM) && vt_pins_sock >= 0)
+			return vt_pins_ask_parent(p);
+		return -1;
 	}
+	/* EINVAL when a counter is negative: folded anyway */
+	if (write(refresh, "1", 1) < 0 && errno != EINVAL) {
+		int err = errno;
+
+		close(refresh);
+		errno = err;
+		return -1;
+	}
+	close(refresh);
 
 	f = fopen("/proc/vmstat", "re");
 	if (!f)
@@ -488,6 +527,28 @@ int vt_read_pins(struct vt_pins *p)
 		errno = ENOENT;
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Parent side of vt_pins_ask_parent(): answer one request on sock.
+ * 0, or -1 when the child closed its end.
+ */
+static int vt_pins_serve(int sock)
+{
+	struct vt_pins_answer a = { 0 };
+	char req;
+	ssize_t n;
+
+	n = recv(sock, &req, 1, 0);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n <= 0)
+		return -1;
+	if (vt_read_pins(&a.pins) < 0)
+		a.err = errno ? errno : EIO;
+	/* The child may be gone (killed): no SIGPIPE for that. */
+	send(sock, &a, sizeof(a), MSG_NOSIGNAL);
 	return 0;
 }
 
@@ -558,15 +619,24 @@ int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg)
 int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
 		 void *arg, const char *name, char *msg, size_t msglen)
 {
+	struct pollfd pf[2];
 	size_t len = 0;
 	const char *m;
-	int p[2], status;
+	int p[2], sv[2], status;
+	char junk[256];
 	ssize_t n;
 	pid_t pid;
 
 	msg[0] = '\0';
-	if (pipe(p)) {
+	if (pipe2(p, O_CLOEXEC)) {
 		snprintf(msg, msglen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	/* The child's pin counter requests (vt_read_pins()). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		snprintf(msg, msglen, "socketpair: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
 		return -1;
 	}
 	fflush(stdout);
@@ -576,6 +646,8 @@ int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
 		snprintf(msg, msglen, "fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	if (pid == 0) {
@@ -583,8 +655,10 @@ int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
 		int j;
 
 		close(p[0]);
+		close(sv[0]);
 		dup2(p[1], STDOUT_FILENO);
 		close(p[1]);
+		vt_pins_sock = sv[1];
 		if (uid != (uid_t)-1 &&
 		    (setgroups(0, NULL) || setgid(gid) || setuid(uid))) {
 			printf(VT_FAIL_PREFIX "setuid(%d): %s\n", (int)uid,
@@ -602,11 +676,36 @@ int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
 		_exit(j);
 	}
 	close(p[1]);
-	while (len < msglen - 1 &&
-	       (n = read(p[0], msg + len, msglen - 1 - len)) > 0)
-		len += n;
+	close(sv[1]);
+	/*
+	 * Collect the child's output until it closes it, and meanwhile read
+	 * the pin counters whenever it asks.  Output past msg is drained
+	 * and dropped, so that the child never blocks on a full pipe.
+	 */
+	pf[0] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = sv[0], .events = POLLIN };
+	while (pf[0].fd >= 0) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents && vt_pins_serve(pf[1].fd) < 0)
+			pf[1].fd = -1;
+		if (!pf[0].revents)
+			continue;
+		if (len < msglen - 1)
+			n = read(p[0], msg + len, msglen - 1 - len);
+		else
+			n = read(p[0], junk, sizeof(junk));
+		if (n > 0 && len < msglen - 1)
+			len += n;
+		else if (n == 0 || (n < 0 && errno != EINTR))
+			pf[0].fd = -1;
+	}
 	msg[len] = '\0';
 	close(p[0]);
+	close(sv[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			snprintf(msg, msglen, "waitpid: %s", strerror(errno));

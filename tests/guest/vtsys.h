@@ -171,9 +171,10 @@ long vt_fill_diff(const uint8_t *p, size_t len, uint8_t v);
 /*
  * /proc/vmstat nr_foll_pin_acquired and nr_foll_pin_released.  Their
  * difference is the number of pages pinned with FOLL_PIN right now in the
- * whole guest, so take a snapshot before and compare after.  As root the
- * per-cpu deltas are folded first (vm/stat_refresh); any other uid cannot
- * do that, so the call then sleeps about 2 s for the kernel to fold them.
+ * whole guest, so take a snapshot before and compare after.  The per-cpu
+ * deltas are folded first (vm/stat_refresh), so the count is exact.  Only
+ * root may do that: a vt_child_run() child that is not root asks its
+ * parent to read them; elsewhere a non-root caller gets -1/EACCES.
  */
 struct vt_pins {
 	long acquired;
@@ -225,7 +226,8 @@ int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg);
  * Run fn(ct, arg) in a forked child under a vt of its own (case name
  * name), after prep(ct, arg) when prep is not NULL, and as uid/gid when
  * uid is not -1 (setgroups(0), setgid, setuid).  The child's vt lines go
- * to a pipe, not the console.  Returns 0 when fn passed; -1 otherwise,
+ * to a pipe, not the console.  The parent stays root and answers the
+ * child's vt_read_pins() calls meanwhile.  Returns 0 when fn passed; -1 otherwise,
  * with the child's failure text (or why it could not run) in msg.
  */
 typedef void (*vt_child_fn)(struct vt *t, void *arg);

@@ -8,18 +8,17 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 eval "$("$top/scripts/setup.sh")"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-
-# Lines make prints for a clean build; anything else is a warning.
-noise='^(  [A-Z]+ |make(\[[0-9]+\])?: |Skipping BTF generation)'
 
 check_build() {
 	local name=$1 tree=$2
 	shift 2
 	if "$top/scripts/build-modules.sh" "$tree" "$@" >/dev/null 2>"$log" &&
-		! grep -Ev "$noise" "$log" | grep -q .; then
+		build_log_clean "$log"; then
 		echo "ok - kbuild/$name"
 	else
 		echo "not ok - kbuild/$name: build output follows"

@@ -13,6 +13,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 # distribution   boot the guest suite on its kernel?
 matrix=(
@@ -24,9 +26,6 @@ matrix=(
 B=${BUILD_DIR:-$top/build}/matrix
 mkdir -p "$B"
 log() { echo "matrix: $*" >&2; }
-
-# Lines make prints for a clean build; anything else is a warning.
-noise='^(  [A-Z]+ |make(\[[0-9]+\])?: |Skipping BTF generation)'
 
 # build DIST: prints CHROOT/KVER assignments of the chroot on success.
 build() {
@@ -48,7 +47,7 @@ build() {
 		sh "$CHROOT" "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		make -C "$KTREE" M=/tmp/vfio-build -j2 W=1 modules \
 		>"$B/$dist-build.log" 2>&1 || rc=$?
-	if [ "$rc" -ne 0 ] || grep -Ev "$noise" "$B/$dist-build.log" | grep -q .; then
+	if [ "$rc" -ne 0 ] || ! build_log_clean "$B/$dist-build.log"; then
 		echo "not ok - matrix/$dist/W=1/$KVER: build output follows"
 		sed 's/^/#   /' "$B/$dist-build.log" | head -n 40
 		return 1

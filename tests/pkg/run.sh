@@ -16,6 +16,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 out=$top/build/pkg
 do_deb=1
 do_rpm=1
@@ -37,25 +39,17 @@ log() { echo "pkg: $*" >&2; }
 
 # --- what it needs, installed when missing -------------------------------
 
-need=()
-want() {
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q 'install ok installed' || need+=("$p")
-	done
-}
 want build-essential debhelper dh-dkms dkms lintian fakeroot python3 kmod \
 	rpm git
-if [ ${#need[@]} -gt 0 ]; then
+if [ ${#need_pkgs[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "pkg: missing ${need[*]}; run as root to install" >&2
+		echo "pkg: missing ${need_pkgs[*]}; run as root to install" >&2
 		exit 1
 	fi
-	log "installing ${need[*]}"
+	log "installing ${need_pkgs[*]}"
 	apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "${need[@]}" >&2
+		--no-install-recommends "${need_pkgs[@]}" >&2
 fi
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/vfio-pkg.XXXXXX")
