@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vtlib: helpers shared by the guest test programs (tests/guest/t-*.c).
- *
- * Conventions: every function returns >= 0 on success and -1 with errno
- * set on failure, so that it can be wrapped in VT_OK()/VT_ERRNO().  Device
- * names are PCI addresses as sysfs spells them ("0000:00:02.0").  Nothing
- * here prints vt lines; callers decide what a failure means (the one
- * check macro, VT_CHECK_ACCT, expands in the calling case).
+ * vtlib: helpers of the guest test programs that speak the seed ABI
+ * (/dev/vfio/pci:N and "uapi/vfio.h").  Conventions as in vtsys.h, whose
+ * ABI-free helpers come with this header.  Programs of today's ABI use
+ * vtmodern.h instead: the two uapi headers share names with other
+ * numbers, so no file may include both.
  */
 #ifndef VTLIB_H
 #define VTLIB_H
@@ -16,64 +14,9 @@
 #include <sys/types.h>
 
 #include "uapi/vfio.h"
-
-#define VT_DEV_NAME_LEN	16		/* "0000:00:02.0" + NUL, rounded */
-
-/* The devices the harness gives every program (see tests/vm/README). */
-#define VT_EDU_VENDOR		0x1234
-#define VT_EDU_DEVICE		0x11e8
-#define VT_TESTDEV_VENDOR	0x1b36
-#define VT_TESTDEV_DEVICE	0x0005
-#define VT_EDU0			"0000:00:02.0"
-#define VT_EDU1			"0000:00:03.0"
-#define VT_TESTDEV0		"0000:00:04.0"
-#define VT_USER_UID		1000	/* the non-root user of the guest */
-#define VT_USER_GID		1000
-
-/* ---- sysfs ------------------------------------------------------------ */
-
-/* Read a sysfs (or any) file into buf, NUL-terminated, trailing newline
- * stripped.  Returns the length. */
-int vt_read_file(const char *path, char *buf, size_t len);
-
-/* Write the string s to path in one write(2), as `echo -n s > path`. */
-int vt_write_file(const char *path, const char *s);
-
-/* Wait up to timeout_ms for path to exist (want != 0) or to be gone. */
-int vt_wait_path(const char *path, int want, int timeout_ms);
-
-/* ---- finding and binding devices -------------------------------------- */
-
-/*
- * Name of the nth (0-based, in address order) PCI device with this
- * vendor:device, into name (VT_DEV_NAME_LEN bytes).  When drv is not NULL
- * only devices bound to that driver count ("" = bound to none).  -1/ENODEV
- * when there is no such device.
- */
-int vt_find_device(unsigned int vendor, unsigned int device, const char *drv,
-		   int nth, char *name);
-
-/* The driver dev is bound to, into drv (len bytes); "" when none. */
-int vt_device_driver(const char *dev, char *drv, size_t len);
-
-/* Unbind dev from its driver (no-op when it has none). */
-int vt_unbind(const char *dev);
-
-/*
- * Bind dev to driver (e.g. "vfio", "pci-stub") through driver_override,
- * unbinding it from its current driver first, and wait until it is bound.
- * driver_override is cleared again afterwards, so that the device state
- * is what /init left (new_id based binding).
- */
-int vt_bind(const char *dev, const char *driver);
-
-/* vt_bind(dev, "vfio"). */
-int vt_bind_vfio(const char *dev);
+#include "vtsys.h"
 
 /* ---- groups, IOMMU and device fds ------------------------------------- */
-
-/* IOMMU group number of dev (from /sys/bus/pci/devices/<dev>/iommu_group). */
-int vt_group_id(const char *dev);
 
 /* open("/dev/vfio/pci:<group>", flags). */
 int vt_open_group(int group, int flags);
@@ -127,77 +70,12 @@ void *vt_mmap_region(int device_fd, uint32_t index, uint64_t *size);
 int vt_set_irq_eventfds(int device_fd, uint32_t index, uint32_t count,
 			const int32_t *fds);
 
-/* Wait up to timeout_ms for an eventfd to fire; the counter read into
- * *value (may be NULL).  -1/ETIMEDOUT when it did not fire. */
-int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value);
-
-/* ---- the edu device (QEMU docs/specs/edu.rst) ------------------------ */
-
-/* BAR0 registers */
-#define VT_EDU_ID		0x00	/* 0xRRrr00ed */
-#define VT_EDU_LIVE		0x04	/* reads back inverted */
-#define VT_EDU_FACT		0x08
-#define VT_EDU_STATUS		0x20
-#define VT_EDU_STATUS_BUSY	0x01
-#define VT_EDU_IRQ_STATUS	0x24
-#define VT_EDU_IRQ_RAISE	0x60
-#define VT_EDU_IRQ_ACK		0x64
-#define VT_EDU_DMA_SRC		0x80
-#define VT_EDU_DMA_DST		0x88
-#define VT_EDU_DMA_CNT		0x90
-#define VT_EDU_DMA_CMD		0x98
-#define VT_EDU_DMA_RUN		0x1
-#define VT_EDU_DMA_TO_RAM	0x2	/* edu buffer -> PCI bus */
-#define VT_EDU_BUF		0x40000	/* its 4 KiB buffer */
-/*
- * QEMU 7.2's edu aborts the VM on a transfer that reaches the last byte
- * of its buffer and masks DMA addresses to 28 bits.
- */
-#define VT_EDU_DMA_MAX		4095
-#define VT_EDU_DMA_WAIT_MS	5000
-
-/* Config space */
-#define VT_PCI_COMMAND		0x04
-#define VT_PCI_COMMAND_MEMORY	0x2
-#define VT_PCI_COMMAND_MASTER	0x4
-
-/* BAR0 of an edu through its device fd. */
-struct vt_edu {
-	int device_fd;
-	uint64_t bar0;		/* BAR0's offset in the device fd */
-	uint64_t bar0_size;
-	uint32_t id;		/* ID register, read by vt_edu_init() */
-};
-
 /*
  * Find BAR0 behind device_fd and read the ID register into e->id (-1/
  * ENODEV when that is not an edu's), then vt_enable_master() so that it
  * can DMA.
  */
 int vt_edu_init(struct vt_edu *e, int device_fd);
-
-/* One 32-bit register of BAR0. */
-int vt_edu_read(const struct vt_edu *e, uint32_t reg, uint32_t *v);
-int vt_edu_write(const struct vt_edu *e, uint32_t reg, uint32_t v);
-
-/*
- * One DMA transfer of len bytes (at most VT_EDU_DMA_MAX, else -1/EINVAL)
- * between the start of edu's buffer and iova: from iova into the buffer,
- * or with to_ram from the buffer to iova.  Waits VT_EDU_DMA_WAIT_MS for
- * the engine to finish, -1/ETIMEDOUT when it did not.
- */
-int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
-	       uint32_t len);
-
-/*
- * The device's real config space, len (1, 2 or 4) bytes at off, read or
- * written through sysfs behind vfio's back (as root).  A failed access
- * fails the case.
- */
-uint32_t vt_real_cfg(struct vt *t, const char *dev, uint32_t off,
-		     size_t len);
-void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
-		    size_t len, uint32_t v);
 
 /*
  * Let the device decode memory and master the bus (PCI_COMMAND through
@@ -223,104 +101,5 @@ int vt_hold_dev(struct vt_held *h, const char *dev, int efd_flags);
 
 /* Unmap BAR0 and close whatever of h is still open (fds set to -1). */
 void vt_release_held(struct vt_held *h);
-
-/*
- * 1 when reading *p raises SIGBUS (a revoked or zapped mapping), 0 when
- * it reads something.  The SIGBUS handler is restored afterwards.
- */
-int vt_read_faults(volatile uint32_t *p);
-
-/*
- * Is there a line in /proc/interrupts naming action?  1 or 0; -1 when
- * the file cannot be read.
- */
-int vt_irq_listed(const char *action);
-
-/* First index i < len where p[i] is not v, or -1: what DMA changed. */
-long vt_fill_diff(const uint8_t *p, size_t len, uint8_t v);
-
-/* ---- pinned page accounting ------------------------------------------- */
-
-/*
- * /proc/vmstat nr_foll_pin_acquired and nr_foll_pin_released.  Their
- * difference is the number of pages pinned with FOLL_PIN right now in the
- * whole guest, so take a snapshot before and compare after.  As root the
- * per-cpu deltas are folded first (vm/stat_refresh); any other uid cannot
- * do that, so the call then sleeps about 2 s for the kernel to fold them.
- */
-struct vt_pins {
-	long acquired;
-	long released;
-};
-int vt_read_pins(struct vt_pins *p);
-
-/* acquired - released, or -1 on error. */
-long vt_pinned_now(void);
-
-/* VmLck of the process pid (0 = self) in KiB, from /proc/<pid>/status. */
-long vt_locked_kb(pid_t pid);
-
-/*
- * What MAP_DMA moves, taken at a start point: the pinned pages
- * (vt_pinned_now()) and this process's VmLck.
- */
-struct vt_acct {
-	long pins;
-	long kb;
-};
-
-/*
- * Fail the calling case (a check, like VT_CHECKF) unless pinned pages
- * and VmLck are both `pages` 4 KiB pages above the start in *a.
- */
-#define VT_CHECK_ACCT(t, a, pages) do {					\
-	long __p = vt_pinned_now(), __k = vt_locked_kb(0);		\
-	long __want = (long)(pages);					\
-	VT_CHECKF((t), __p == (a)->pins + __want,			\
-		  "%ld pages pinned, want %ld + %ld", __p, (a)->pins,	\
-		  __want);						\
-	VT_CHECKF((t), __k == (a)->kb + __want * 4,			\
-		  "VmLck %ld kB, want %ld + %ld", __k, (a)->kb,		\
-		  __want * 4);						\
-} while (0)
-
-/* ---- processes and the host ------------------------------------------- */
-
-/*
- * Run fn(arg) in a forked child as uid/gid (after setgroups(0), setgid,
- * setuid; uid -1 keeps root).  Returns fn's return value as passed
- * through exit(): 0..255, or 128 + signal when the child was killed, or
- * -1 when fork/wait failed.  stdout is flushed before forking.
- */
-int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg);
-
-/*
- * Run fn(ct, arg) in a forked child under a vt of its own (case name
- * name), after prep(ct, arg) when prep is not NULL, and as uid/gid when
- * uid is not -1 (setgroups(0), setgid, setuid).  The child's vt lines go
- * to a pipe, not the console.  Returns 0 when fn passed; -1 otherwise,
- * with the child's failure text (or why it could not run) in msg.
- */
-struct vt;
-typedef void (*vt_child_fn)(struct vt *t, void *arg);
-int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
-		 void *arg, const char *name, char *msg, size_t msglen);
-
-/*
- * Ask the host harness to run a QEMU monitor command (printed as a
- * "VT-HOST <cmd>" line).  The host gives no answer: poll for the effect
- * with a bound (vt_wait_path()).
- */
-void vt_host(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/*
- * Plug edu2 back into its hotplug slot (QEMU device_add) after a
- * device_del, and wait up to timeout_ms for its sysfs directory path.
- * -1/ETIMEDOUT when it did not come.
- */
-int vt_plug_edu2(const char *path, int timeout_ms);
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-uint64_t vt_now_ms(void);
 
 #endif /* VTLIB_H */

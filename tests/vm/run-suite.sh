@@ -245,6 +245,11 @@ done
 
 # ---- guest programs ----------------------------------------------------
 CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
+# Every program links all three helper files: vtsys (ABI-free), vtlib (seed
+# ABI) and vtmodern (today's ABI); each is its own translation unit, so a
+# program may include either uapi header, and the linker drops nothing it
+# needs.
+VTLIBS=(tests/guest/vtsys.c tests/guest/vtlib.c tests/guest/vtmodern.c)
 cd "$top"
 # --run scripts may run the suite themselves (tests/debug), so it is
 # built there too unless --no-programs says it is not wanted.
@@ -252,7 +257,7 @@ if [ "$programs_set" = 0 ]; then
 	programs=$(ls tests/guest/t-*.c 2>/dev/null || true)
 fi
 build_prog() {	# source, output
-	if ! out=$(gcc "${CFLAGS[@]}" -o "$2" "$1" tests/guest/vtlib.c 2>&1); then
+	if ! out=$(gcc "${CFLAGS[@]}" -o "$2" "$1" "${VTLIBS[@]}" 2>&1); then
 		note "not ok - harness/build-$(basename "$1" .c): $(echo "$out" | grep -m1 -E 'error' || echo "$out" | head -n 1)"
 		echo "$out" >"$B/build-$(basename "$1" .c).log"
 		return 1

@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vtsys: the helpers of the guest test programs that do not depend on
+ * either VFIO ABI (sysfs, binding, edu registers through any device fd,
+ * pinned-page counters, processes, the host).  See vtsys.h.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vt.h"
+#include "vtsys.h"
+
+#define PCI_DEVICES	"/sys/bus/pci/devices"
+#define PCI_DRIVERS	"/sys/bus/pci/drivers"
+#define BIND_TIMEOUT_MS	5000
+#define VT_PINS_FOLD_WAIT_MS	2100	/* two vmstat intervals and a bit */
+
+uint64_t vt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int vt_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		errno = err;
+		return -1;
+	}
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int vt_write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, len);
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		errno = err;
+		return -1;
+	}
+	if ((size_t)n != len) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int vt_wait_path(const char *path, int want, int timeout_ms)
+{
+	uint64_t end = vt_now_ms() + timeout_ms;
+
+	for (;;) {
+		int present = access(path, F_OK) == 0;
+
+		if (present == !!want)
+			return 0;
+		if (vt_now_ms() >= end)
+			break;
+		usleep(10000);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static int read_hex(const char *dev, const char *attr, unsigned int *val)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/%s", dev, attr);
+	if (vt_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	*val = (unsigned int)strtoul(buf, NULL, 16);
+	return 0;
+}
+
+int vt_device_driver(const char *dev, char *drv, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver", dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0) {
+		if (errno != ENOENT)
+			return -1;
+		/* No driver, but only when the device itself exists. */
+		snprintf(path, sizeof(path), PCI_DEVICES "/%s", dev);
+		if (access(path, F_OK))
+			return -1;
+		drv[0] = '\0';
+		return 0;
+	}
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	snprintf(drv, len, "%s", base);
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char * const *)a, *(char * const *)b);
+}
+
+int vt_find_device(unsigned int vendor, unsigned int device, const char *drv,
+		   int nth, char *name)
+{
+	char *names[256];
+	int n = 0, i, found = -1;
+	struct dirent *de;
+	DIR *dir;
+
+	dir = opendir(PCI_DEVICES);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir)) && n < (int)(sizeof(names) / sizeof(*names))) {
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	}
+	closedir(dir);
+	/* readdir order is not address order; tests want a stable nth. */
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		unsigned int v, d;
+		char cur[64];
+
+		if (!names[i] || read_hex(names[i], "vendor", &v) ||
+		    read_hex(names[i], "device", &d) ||
+		    v != vendor || d != device)
+			continue;
+		if (drv && (vt_device_driver(names[i], cur, sizeof(cur)) ||
+			    strcmp(cur, drv)))
+			continue;
+		if (nth-- == 0) {
+			found = i;
+			break;
+		}
+	}
+	if (found >= 0)
+		snprintf(name, VT_DEV_NAME_LEN, "%s", names[found]);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	if (found < 0) {
+		errno = ENODEV;
+		return -1;
+	}
+	return 0;
+}
+
+int vt_unbind(const char *dev)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver/unbind", dev);
+	if (access(path, F_OK))
+		return 0;
+	if (vt_write_file(path, dev) < 0)
+		return -1;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver", dev);
+	return vt_wait_path(path, 0, BIND_TIMEOUT_MS);
+}
+
+int vt_bind(const char *dev, const char *driver)
+{
+	char path[PATH_MAX], cur[64];
+	int ret = 0, err = 0;
+
+	if (vt_device_driver(dev, cur, sizeof(cur)) < 0)
+		return -1;
+	if (!strcmp(cur, driver))
+		return 0;
+	if (vt_unbind(dev) < 0)
+		return -1;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver_override", dev);
+	if (vt_write_file(path, driver) < 0)
+		return -1;
+	/* drivers_probe reports the probe's error (e.g. vfio refusing). */
+	if (vt_write_file("/sys/bus/pci/drivers_probe", dev) < 0) {
+		ret = -1;
+		err = errno;
+	}
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver_override", dev);
+	vt_write_file(path, "\n");
+	if (ret) {
+		errno = err;
+		return -1;
+	}
+	if (vt_device_driver(dev, cur, sizeof(cur)) < 0)
+		return -1;
+	if (strcmp(cur, driver)) {
+		errno = ENXIO;
+		return -1;
+	}
+	return 0;
+}
+
+int vt_bind_vfio(const char *dev)
+{
+	return vt_bind(dev, "vfio");
+}
+
+int vt_group_id(const char *dev)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/iommu_group", dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -1;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return atoi(base ? base + 1 : link);
+}
+
+int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value)
+{
+	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+	uint64_t v;
+	int n;
+
+	n = poll(&pfd, 1, timeout_ms);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (read(efd, &v, sizeof(v)) != sizeof(v))
+		return -1;
+	if (value)
+		*value = v;
+	return 0;
+}
+
+int vt_edu_read(const struct vt_edu *e, uint32_t reg, uint32_t *v)
+{
+	ssize_t n = pread(e->device_fd, v, 4, e->bar0 + reg);
+
+	if (n == 4)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
+int vt_edu_write(const struct vt_edu *e, uint32_t reg, uint32_t v)
+{
+	ssize_t n = pwrite(e->device_fd, &v, 4, e->bar0 + reg);
+
+	if (n == 4)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
+int vt_edu_dma(const struct vt_edu *e, int to_ram, uint64_t iova,
+	       uint32_t len)
+{
+	uint64_t end;
+	uint32_t cmd;
+
+	if (len > VT_EDU_DMA_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (vt_edu_write(e, VT_EDU_DMA_SRC, to_ram ? VT_EDU_BUF : iova) ||
+	    vt_edu_write(e, VT_EDU_DMA_DST, to_ram ? iova : VT_EDU_BUF) ||
+	    vt_edu_write(e, VT_EDU_DMA_CNT, len) ||
+	    vt_edu_write(e, VT_EDU_DMA_CMD, VT_EDU_DMA_RUN |
+			 (to_ram ? VT_EDU_DMA_TO_RAM : 0)))
+		return -1;
+	end = vt_now_ms() + VT_EDU_DMA_WAIT_MS;
+	for (;;) {
+		if (vt_edu_read(e, VT_EDU_DMA_CMD, &cmd))
+			return -1;
+		if (!(cmd & VT_EDU_DMA_RUN))
+			return 0;
+		if (vt_now_ms() >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(2000);
+	}
+}
+
+static void vt_real_cfg_rw(struct vt *t, const char *dev, uint32_t off,
+			   size_t len, uint32_t *v, int write)
+{
+	char path[128];
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	VT_CHECKF(t, fd >= 0, "open %s: %s", path, strerror(errno));
+	r = write ? pwrite(fd, v, len, off) : pread(fd, v, len, off);
+	close(fd);
+	VT_CHECKF(t, r == (ssize_t)len, "%s %s at 0x%x: %s",
+		  write ? "write" : "read", path, off, strerror(errno));
+}
+
+uint32_t vt_real_cfg(struct vt *t, const char *dev, uint32_t off,
+		     size_t len)
+{
+	uint32_t v = 0;
+
+	vt_real_cfg_rw(t, dev, off, len, &v, 0);
+	return v;
+}
+
+void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
+		    size_t len, uint32_t v)
+{
+	vt_real_cfg_rw(t, dev, off, len, &v, 1);
+}
+
+int vt_enable_master_at(int device_fd, uint64_t cfg_off)
+{
+	const uint16_t want = VT_PCI_COMMAND_MEMORY | VT_PCI_COMMAND_MASTER;
+	uint64_t off = cfg_off + VT_PCI_COMMAND;
+	uint16_t cmd = 0;
+
+	errno = 0;
+	if (pread(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	cmd |= want;
+	if (pwrite(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	cmd = 0;
+	if (pread(device_fd, &cmd, 2, off) != 2)
+		goto io;
+	if ((cmd & want) == want)
+		return 0;
+	errno = EIO;
+	return -1;
+io:
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+/*
+ * Where vt_read_faults() resumes after SIGBUS.  A signal handler has no
+ * argument to carry it, so it has to live here; per thread, so that
+ * threads may probe at the same time.
+ */
+static __thread sigjmp_buf *bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	if (bus_jmp)
+		siglongjmp(*bus_jmp, 1);
+	_exit(128 + SIGBUS);
+}
+
+int vt_read_faults(volatile uint32_t *p)
+{
+	struct sigaction sa, old;
+	volatile int faulted = 0;
+	sigjmp_buf jb;
+	uint32_t v;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	bus_jmp = &jb;
+	if (sigsetjmp(jb, 1) == 0) {
+		v = *p;
+		(void)v;
+	} else {
+		faulted = 1;
+	}
+	bus_jmp = NULL;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+long vt_fill_diff(const uint8_t *p, size_t len, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
+int vt_irq_listed(const char *action)
+{
+	char line[512];
+	int found = 0;
+	FILE *f = fopen("/proc/interrupts", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, action))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+int vt_read_pins(struct vt_pins *p)
+{
+	char line[128];
+	int seen = 0, refresh;
+	FILE *f;
+
+	/*
+	 * vmstat counters are per-cpu deltas folded in lazily; without
+	 * this refresh a pin or unpin may not show yet (needs root).
+	 */
+	refresh = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+	if (refresh >= 0) {
+		/* EINVAL when a counter is negative: folded anyway */
+		ssize_t ignored = write(refresh, "1", 1);
+
+		(void)ignored;
+		close(refresh);
+	} else if (errno == EACCES || errno == EPERM) {
+		/*
+		 * Not root (the file is 0600 and refuses chmod): rely on
+		 * the kernel's own folding instead, which vmstat_shepherd
+		 * does every second (sysctl vm.stat_interval) and a CPU
+		 * does on going idle.
+		 */
+		usleep(VT_PINS_FOLD_WAIT_MS * 1000);
+	}
+
+	f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "nr_foll_pin_acquired %ld", &p->acquired) == 1)
+			seen |= 1;
+		else if (sscanf(line, "nr_foll_pin_released %ld",
+				&p->released) == 1)
+			seen |= 2;
+	}
+	fclose(f);
+	if (seen != 3) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}
+
+long vt_pinned_now(void)
+{
+	struct vt_pins p;
+
+	if (vt_read_pins(&p) < 0)
+		return -1;
+	return p.acquired - p.released;
+}
+
+long vt_locked_kb(pid_t pid)
+{
+	char path[64], line[128];
+	long kb = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	if (kb < 0)
+		errno = ENOENT;
+	return kb;
+}
+
+int vt_run_as(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (uid != (uid_t)-1) {
+			if (setgroups(0, NULL) || setgid(gid) || setuid(uid)) {
+				fprintf(stderr, "vt_run_as: uid %d: %s\n",
+					(int)uid, strerror(errno));
+				_exit(127);
+			}
+		}
+		status = fn(arg);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(status & 0xff);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+#define VT_FAIL_PREFIX	"not ok - "
+
+int vt_child_run(uid_t uid, gid_t gid, vt_child_fn prep, vt_child_fn fn,
+		 void *arg, const char *name, char *msg, size_t msglen)
+{
+	size_t len = 0;
+	const char *m;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	msg[0] = '\0';
+	if (pipe(p)) {
+		snprintf(msg, msglen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, msglen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct vt ct = { .prog = "child", .name = name };
+		int j;
+
+		close(p[0]);
+		dup2(p[1], STDOUT_FILENO);
+		close(p[1]);
+		if (uid != (uid_t)-1 &&
+		    (setgroups(0, NULL) || setgid(gid) || setuid(uid))) {
+			printf(VT_FAIL_PREFIX "setuid(%d): %s\n", (int)uid,
+			       strerror(errno));
+			fflush(stdout);
+			_exit(1);
+		}
+		j = setjmp(ct.fail_jmp);
+		if (j == 0) {
+			if (prep)
+				prep(&ct, arg);
+			fn(&ct, arg);
+		}
+		fflush(stdout);
+		_exit(j);
+	}
+	close(p[1]);
+	while (len < msglen - 1 &&
+	       (n = read(p[0], msg + len, msglen - 1 - len)) > 0)
+		len += n;
+	msg[len] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			snprintf(msg, msglen, "waitpid: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	while (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+	m = strstr(msg, VT_FAIL_PREFIX);
+	if (m)
+		memmove(msg, m + strlen(VT_FAIL_PREFIX),
+			strlen(m + strlen(VT_FAIL_PREFIX)) + 1);
+	if (!msg[0])
+		snprintf(msg, msglen, "child status 0x%x", status);
+	return -1;
+}
+
+
+void vt_host(const char *fmt, ...)
+{
+	va_list ap;
+
+	/* On a line of its own, so that the host watcher sees it. */
+	fflush(stdout);
+	printf("VT-HOST ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+int vt_plug_edu2(const char *path, int timeout_ms)
+{
+	uint64_t end = vt_now_ms() + timeout_ms;
+
+	/*
+	 * The guest drops the device before pciehp powers the slot off and
+	 * QEMU really deletes it; until then device_add fails on the
+	 * duplicate id.  So ask again every few seconds.
+	 */
+	while (access(path, F_OK) != 0) {
+		uint64_t now = vt_now_ms();
+
+		if (now >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		vt_host("device_add edu,id=edu2,bus=rp0");
+		vt_wait_path(path, 1, end - now < 5000 ? (int)(end - now) :
+			     5000);
+	}
+	return 0;
+}
