@@ -411,7 +411,7 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	}
 	if (vfio_dma_tree_iter_first(&iommu->dma_tree, dma->start,
 				     dma->last)) {
-		ret = -EBUSY;
+		ret = -EEXIST;
 		goto err_unlock;
 	}
 	/* Fails past RLIMIT_MEMLOCK unless CAP_IPC_LOCK. */
@@ -518,7 +518,13 @@ static bool vfio_dma_trim(struct vfio_iommu *iommu, struct vfio_dma *dma,
 	return keep_lo && keep_hi;
 }
 
-int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
+/*
+ * Unmap [iova, iova + size) and say how many bytes were mapped there in
+ * @unmapped.  With @whole, a mapping that reaches out of the range is
+ * never split: -EINVAL and nothing unmapped, as type1v2 does.
+ */
+int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
+		   bool whole, u64 *unmapped)
 {
 	struct iommu_iotlb_gather gather;
 	struct vfio_dma *dma, *next, *spare = NULL;
@@ -531,9 +537,14 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
 	if (vfio_check_range(iova, size, vfio_dma_align_mask(iommu)))
 		return -EINVAL;
 
+	*unmapped = 0;
 	mutex_lock(&iommu->dma_lock);
 	for (dma = vfio_dma_tree_iter_first(&iommu->dma_tree, iova, last);
 	     dma; dma = vfio_dma_tree_iter_next(dma, iova, last)) {
+		if (whole && (dma->start < iova || dma->last > last)) {
+			ret = -EINVAL;
+			goto out;
+		}
 		/* Only a mapping containing the whole range is split. */
 		if (dma->start < iova && dma->last > last) {
 			if (iommu->dma_count >= max_mappings) {
@@ -568,6 +579,7 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size)
 		if (vfio_dma_trim(iommu, dma, &cut, spare))
 			spare = NULL;
 	}
+	*unmapped = (u64)unpinned << PAGE_SHIFT;
 out:
 	mutex_unlock(&iommu->dma_lock);
 	vfio_dma_uncharge(iommu, unpinned);
@@ -575,7 +587,8 @@ out:
 	return ret;
 }
 
-void vfio_dma_unmap_all(struct vfio_iommu *iommu)
+/* Unmap everything; returns the bytes that were mapped. */
+u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 {
 	struct iommu_iotlb_gather gather;
 	struct rb_node *node;
@@ -605,4 +618,19 @@ void vfio_dma_unmap_all(struct vfio_iommu *iommu)
 	iommu->dma_count = 0;
 	mutex_unlock(&iommu->dma_lock);
 	vfio_dma_uncharge(iommu, unpinned);
+	return (u64)unpinned << PAGE_SHIFT;
+}
+
+/* The IOVA ranges a mapping may use: see vfio_iova_ranges(). */
+unsigned int vfio_dma_iova_ranges(struct vfio_iommu *iommu,
+				  struct vfio_resv *out, unsigned int max)
+{
+	struct iommu_domain_geometry *geo = &iommu->domain->geometry;
+	unsigned int n;
+
+	mutex_lock(&iommu->dma_lock);
+	n = vfio_iova_ranges(geo->aperture_start, geo->aperture_end,
+			     iommu->resv, iommu->nr_resv, out, max);
+	mutex_unlock(&iommu->dma_lock);
+	return n;
 }

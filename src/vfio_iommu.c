@@ -129,11 +129,11 @@ static void vfio_iommu_wait_removals(void)
 		;
 }
 
-struct vfio_iommu *vfio_iommu_alloc(void)
+struct vfio_iommu *vfio_iommu_alloc(gfp_t gfp)
 {
 	struct vfio_iommu *iommu;
 
-	iommu = kzalloc(sizeof(*iommu), GFP_KERNEL);
+	iommu = kzalloc(sizeof(*iommu), gfp);
 	if (!iommu)
 		return NULL;
 	kref_init(&iommu->kref);
@@ -381,6 +381,7 @@ static int vfio_iommu_map_ioctl(struct vfio_iommu *iommu,
 	size_t minsz = offsetofend(struct vfio_dma_map, size);
 	struct vfio_dma_map map;
 	int prot = 0;
+	int ret;
 
 	if (copy_from_user(&map, arg, minsz))
 		return -EFAULT;
@@ -396,7 +397,9 @@ static int vfio_iommu_map_ioctl(struct vfio_iommu *iommu,
 	if (!prot)
 		return -EINVAL;
 
-	return vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);
+	ret = vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);
+	/* The seed ABI documents EBUSY for an overlap. */
+	return ret == -EEXIST ? -EBUSY : ret;
 }
 
 static int vfio_iommu_unmap_ioctl(struct vfio_iommu *iommu,
@@ -404,13 +407,14 @@ static int vfio_iommu_unmap_ioctl(struct vfio_iommu *iommu,
 {
 	size_t minsz = offsetofend(struct vfio_dma_unmap, size);
 	struct vfio_dma_unmap unmap;
+	u64 unmapped;
 
 	if (copy_from_user(&unmap, arg, minsz))
 		return -EFAULT;
 	if (vfio_check_argsz(unmap.argsz, minsz) || unmap.flags)
 		return -EINVAL;
 
-	return vfio_dma_unmap(iommu, unmap.iova, unmap.size);
+	return vfio_dma_unmap(iommu, unmap.iova, unmap.size, false, &unmapped);
 }
 
 static long vfio_iommu_fops_ioctl(struct file *filep, unsigned int cmd,

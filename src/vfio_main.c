@@ -44,8 +44,10 @@ DEFINE_MUTEX(vfio_lock);
 
 static struct {
 	struct class		*class;
-	dev_t			devt;
+	dev_t			devt;		/* /dev/vfio/<bus>:<id> */
 	struct cdev		cdev;
+	dev_t			node_devt;	/* /dev/vfio/<id> */
+	struct cdev		node_cdev;
 	struct idr		minors;		/* vfio_lock: minor -> group */
 	struct list_head	group_list;	/* vfio_lock */
 	struct vfsmount		*mnt;		/* device inodes */
@@ -53,6 +55,7 @@ static struct {
 } vfio;
 
 static const struct file_operations vfio_device_fops;
+static const struct file_operations vfio_device_modern_fops;
 static const struct file_operations vfio_group_fops;
 static struct file_system_type vfio_fs_type;
 
@@ -114,7 +117,7 @@ bool vfio_group_viable(struct vfio_group *group)
 					 vfio_dev_viable);
 }
 
-static bool vfio_set_viable(struct vfio_iommu *iommu)
+bool vfio_set_viable(struct vfio_iommu *iommu)
 {
 	struct vfio_group *group;
 
@@ -124,8 +127,7 @@ static bool vfio_set_viable(struct vfio_iommu *iommu)
 	return true;
 }
 
-static void vfio_group_set_iommu(struct vfio_group *group,
-				 struct vfio_iommu *iommu)
+void vfio_group_set_iommu(struct vfio_group *group, struct vfio_iommu *iommu)
 {
 	if (group->iommu) {
 		list_del(&group->iommu_next);
@@ -143,7 +145,7 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 	int ret;
 
 	group = kzalloc(sizeof(*group), GFP_KERNEL);
-	iommu = vfio_iommu_alloc();
+	iommu = vfio_iommu_alloc(GFP_KERNEL);
 	if (!group || !iommu) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -173,11 +175,21 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 		goto err_idr;
 	}
 
+	/* The modern ABI's node: the same group under the upstream name. */
+	group->node_dev = device_create(vfio.class, NULL,
+					MKDEV(MAJOR(vfio.node_devt),
+					      group->minor),
+					group, "%d", group->id);
+	if (IS_ERR(group->node_dev)) {
+		ret = PTR_ERR(group->node_dev);
+		goto err_dev;
+	}
+
 	group->devices_kobj = kobject_create_and_add("devices",
 						     &group->dev->kobj);
 	if (!group->devices_kobj) {
 		ret = -ENOMEM;
-		goto err_dev;
+		goto err_node;
 	}
 	ret = iommu_group_for_each_dev(iommu_group, group,
 				       vfio_group_link_dev);
@@ -190,6 +202,8 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 
 err_kobj:
 	kobject_put(group->devices_kobj);
+err_node:
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.node_devt), group->minor));
 err_dev:
 	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
 err_idr:
@@ -219,19 +233,23 @@ static void vfio_group_kill(struct vfio_group *group)
 	list_del_init(&group->iommu_next);
 	list_del(&group->group_next);
 	kobject_put(group->devices_kobj);
+	device_destroy(vfio.class, MKDEV(MAJOR(vfio.node_devt), group->minor));
 	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
 	idr_remove(&vfio.minors, group->minor);
 	group->dead = true;
+	/* A container keeps its IOMMU only while it has groups. */
+	if (group->iommu->container)
+		vfio_container_group_gone(group->iommu);
 }
 
 /* Kill @group once no device is in it, and free it once no fd is open. */
-static void vfio_group_maybe_free(struct vfio_group *group)
+void vfio_group_maybe_free(struct vfio_group *group)
 {
 	lockdep_assert_held(&vfio_lock);
 	if (!list_empty(&group->device_list))
 		return;
 	vfio_group_kill(group);
-	if (group->opened)
+	if (group->opened || group->node_open)
 		return;
 	vfio_iommu_put(group->iommu);
 	iommu_group_put(group->iommu_group);
@@ -248,7 +266,8 @@ void vfio_iommu_dissolve(struct vfio_iommu *iommu)
 	bool first = true;
 
 	lockdep_assert_held(&vfio_lock);
-	if (iommu->users)
+	/* A container's groups leave it by UNSET_CONTAINER only. */
+	if (iommu->users || iommu->container)
 		return;
 	list_for_each_entry(group, &iommu->group_list, iommu_next)
 		if (group->opened)
@@ -262,7 +281,7 @@ void vfio_iommu_dissolve(struct vfio_iommu *iommu)
 			first = false;
 			continue;
 		}
-		fresh = vfio_iommu_alloc();
+		fresh = vfio_iommu_alloc(GFP_KERNEL);
 		if (!fresh)
 			return;		/* stays merged; harmless */
 		vfio_group_set_iommu(group, fresh);
@@ -526,25 +545,66 @@ static void vfio_device_close(struct vfio_device *device)
 static int vfio_device_fops_release(struct inode *inode, struct file *filep)
 {
 	struct vfio_device *device = filep->private_data;
+	struct file *group_file;
 
 	mutex_lock(&vfio_lock);
+	group_file = device->group_file;
 	vfio_device_close(device);
+	if (!device->open_count)
+		device->group_file = NULL;
 	mutex_unlock(&vfio_lock);
 	vfio_device_put(device);
+	/* Last: the group's release may detach it from its container. */
+	if (group_file)
+		fput(group_file);
 	return 0;
+}
+
+/*
+ * Every op on a device fd runs between these two, and only when
+ * vfio_device_enter() returned true: a revoke waits for such sections.
+ */
+static bool vfio_device_enter(struct vfio_device *device, int *idx)
+{
+	*idx = srcu_read_lock(&device->srcu);
+	if (!READ_ONCE(device->revoked))
+		return true;
+	srcu_read_unlock(&device->srcu, *idx);
+	return false;
+}
+
+static void vfio_device_exit(struct vfio_device *device, int idx)
+{
+	srcu_read_unlock(&device->srcu, idx);
 }
 
 static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 				   unsigned long arg)
 {
 	struct vfio_device *device = filep->private_data;
-	long ret = -ENODEV;
+	long ret;
 	int idx;
 
-	idx = srcu_read_lock(&device->srcu);
-	if (!READ_ONCE(device->revoked))
-		ret = device->ops->ioctl(device->device_data, cmd, arg);
-	srcu_read_unlock(&device->srcu, idx);
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	ret = device->ops->ioctl(device->device_data, cmd, arg);
+	vfio_device_exit(device, idx);
+	return ret;
+}
+
+/* The same device, through today's ioctls: see struct vfio_device_ops. */
+static long vfio_device_fops_modern_ioctl(struct file *filep,
+					  unsigned int cmd, unsigned long arg)
+{
+	struct vfio_device *device = filep->private_data;
+	long ret = -ENOTTY;
+	int idx;
+
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	if (device->ops->modern_ioctl)
+		ret = device->ops->modern_ioctl(device->device_data, cmd, arg);
+	vfio_device_exit(device, idx);
 	return ret;
 }
 
@@ -582,16 +642,14 @@ static size_t vfio_device_rw_chunk(loff_t pos, size_t left)
 static ssize_t vfio_device_rw_one(struct vfio_device *device, char *kbuf,
 				  size_t n, loff_t *pos, bool write)
 {
-	ssize_t ret = -ENODEV;
+	ssize_t ret;
 	int idx;
 
-	idx = srcu_read_lock(&device->srcu);
-	if (!READ_ONCE(device->revoked))
-		ret = write ? device->ops->write(device->device_data, kbuf, n,
-						 pos) :
-			      device->ops->read(device->device_data, kbuf, n,
-						pos);
-	srcu_read_unlock(&device->srcu, idx);
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
+	ret = write ? device->ops->write(device->device_data, kbuf, n, pos) :
+		      device->ops->read(device->device_data, kbuf, n, pos);
+	vfio_device_exit(device, idx);
 	return ret;
 }
 
@@ -675,19 +733,17 @@ static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
 	unsigned long pfn = (unsigned long)vma->vm_private_data +
 			    vma->vm_pgoff +
 			    ((vmf->address - vma->vm_start) >> PAGE_SHIFT);
-	vm_fault_t ret = VM_FAULT_SIGBUS;
+	vm_fault_t ret;
 	int idx;
 
-	idx = srcu_read_lock(&device->srcu);
-	if (READ_ONCE(device->revoked))
-		goto out;
+	if (!vfio_device_enter(device, &idx))
+		return VM_FAULT_SIGBUS;
 	/* The bus driver knows whether the device decodes the page now. */
 	if (device->ops->fault)
 		ret = device->ops->fault(device->device_data, vmf, pfn);
 	else
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
-out:
-	srcu_read_unlock(&device->srcu, idx);
+	vfio_device_exit(device, idx);
 	return ret;
 }
 
@@ -700,13 +756,11 @@ static int vfio_device_fops_mmap(struct file *filep,
 {
 	struct vfio_device *device = filep->private_data;
 	unsigned long pfn;
-	int ret = -ENODEV;
+	int ret = -EINVAL;
 	int idx;
 
-	idx = srcu_read_lock(&device->srcu);
-	if (READ_ONCE(device->revoked))
-		goto out;
-	ret = -EINVAL;
+	if (!vfio_device_enter(device, &idx))
+		return -ENODEV;
 	if (!device->ops->mmap)
 		goto out;
 	ret = device->ops->mmap(device->device_data, vma, &pfn);
@@ -717,7 +771,7 @@ static int vfio_device_fops_mmap(struct file *filep,
 	vma->vm_private_data = (void *)(pfn - vma->vm_pgoff);
 	vma->vm_ops = &vfio_device_vm_ops;
 out:
-	srcu_read_unlock(&device->srcu, idx);
+	vfio_device_exit(device, idx);
 	return ret;
 }
 
@@ -727,6 +781,17 @@ static const struct file_operations vfio_device_fops = {
 	.read		= vfio_device_fops_read,
 	.write		= vfio_device_fops_write,
 	.unlocked_ioctl	= vfio_device_fops_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= vfio_device_fops_mmap,
+	.llseek		= default_llseek,
+};
+
+static const struct file_operations vfio_device_modern_fops = {
+	.owner		= THIS_MODULE,
+	.release	= vfio_device_fops_release,
+	.read		= vfio_device_fops_read,
+	.write		= vfio_device_fops_write,
+	.unlocked_ioctl	= vfio_device_fops_modern_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= vfio_device_fops_mmap,
 	.llseek		= default_llseek,
@@ -752,7 +817,7 @@ static int vfio_group_check(struct vfio_group *group)
 }
 
 /* Count one more user of @iommu, opening it for the first. */
-static int vfio_iommu_user_get(struct vfio_iommu *iommu)
+int vfio_iommu_user_get(struct vfio_iommu *iommu)
 {
 	int ret;
 
@@ -833,13 +898,56 @@ static int vfio_device_open(struct vfio_device *device,
 	return 0;
 }
 
+/*
+ * A new fd of @device, opened in @iommu, with vfio_lock held.  A modern
+ * one holds @group_file, the /dev/vfio/<id> file it came from, as
+ * upstream's do: the group stays in its container while a device fd is
+ * open.  The ABIs never share a device, so one file serves all its fds.
+ */
+int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
+		       struct file *group_file)
+{
+	struct file *file;
+	int fd, ret;
+
+	lockdep_assert_held(&vfio_lock);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = vfio_device_open(device, iommu);
+	if (ret)
+		goto err_fd;
+
+	kref_get(&device->kref);
+	file = anon_inode_getfile("[vfio-device]",
+				  group_file ? &vfio_device_modern_fops :
+					       &vfio_device_fops,
+				  device, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		vfio_device_close(device);
+		vfio_device_put(device);
+		goto err_fd;
+	}
+	if (group_file)
+		device->group_file = get_file(group_file);
+	/* pread/pwrite at region offsets, and one mapping to zap on revoke */
+	file->f_mode |= FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE;
+	file->f_mapping = device->inode->i_mapping;
+	fd_install(fd, file);
+	return fd;
+
+err_fd:
+	put_unused_fd(fd);
+	return ret;
+}
+
 static int vfio_group_get_device_fd(struct vfio_group *group,
 				    const char *name)
 {
 	struct vfio_device *device;
 	struct vfio_iommu *iommu;
-	struct file *file;
-	int fd, ret;
+	int ret;
 
 	mutex_lock(&vfio_lock);
 	iommu = group->iommu;
@@ -852,33 +960,7 @@ static int vfio_group_get_device_fd(struct vfio_group *group,
 		goto out;
 	}
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		ret = fd;
-		goto out;
-	}
-	ret = vfio_device_open(device, iommu);
-	if (ret)
-		goto err_fd;
-
-	kref_get(&device->kref);
-	file = anon_inode_getfile("[vfio-device]", &vfio_device_fops, device,
-				  O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		vfio_device_close(device);
-		vfio_device_put(device);
-		goto err_fd;
-	}
-	/* pread/pwrite at region offsets, and one mapping to zap on revoke */
-	file->f_mode |= FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE;
-	file->f_mapping = device->inode->i_mapping;
-	fd_install(fd, file);
-	ret = fd;
-	goto out;
-
-err_fd:
-	put_unused_fd(fd);
+	ret = vfio_device_new_fd(device, iommu, NULL);
 out:
 	mutex_unlock(&vfio_lock);
 	return ret;
@@ -944,7 +1026,7 @@ static int vfio_group_unmerge(struct vfio_group *group)
 	struct vfio_device *device;
 	int ret = 0;
 
-	fresh = vfio_iommu_alloc();
+	fresh = vfio_iommu_alloc(GFP_KERNEL);
 	if (!fresh)
 		return -ENOMEM;
 
@@ -1036,14 +1118,28 @@ static int vfio_group_fops_open(struct inode *inode, struct file *filep)
 {
 	struct vfio_group *group;
 
+	int ret = 0;
+
 	mutex_lock(&vfio_lock);
 	group = idr_find(&vfio.minors, iminor(inode));
-	if (group) {
+	if (!group) {
+		ret = -ENODEV;
+	} else if (group->node_open) {
+		/* In use through /dev/vfio/<id>. */
+		ret = -EBUSY;
+	} else {
 		group->opened++;
 		filep->private_data = group;
 	}
 	mutex_unlock(&vfio_lock);
-	return group ? 0 : -ENODEV;
+	return ret;
+}
+
+/* The group of a node's minor, with vfio_lock held; NULL once gone. */
+struct vfio_group *vfio_group_from_minor(unsigned int minor)
+{
+	lockdep_assert_held(&vfio_lock);
+	return idr_find(&vfio.minors, minor);
 }
 
 static int vfio_group_fops_release(struct inode *inode, struct file *filep)
@@ -1113,9 +1209,29 @@ static int __init vfio_init(void)
 	if (ret)
 		goto err_region;
 
-	pr_info("VFIO core (group ABI) version " VFIO_DKMS_VERSION "\n");
+	ret = alloc_chrdev_region(&vfio.node_devt, 0, MINORMASK + 1,
+				  "vfio-group");
+	if (ret)
+		goto err_cdev;
+	cdev_init(&vfio.node_cdev, &vfio_modern_group_fops);
+	vfio.node_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&vfio.node_cdev, vfio.node_devt, MINORMASK + 1);
+	if (ret)
+		goto err_node_region;
+
+	ret = vfio_container_init();
+	if (ret)
+		goto err_node_cdev;
+
+	pr_info("VFIO core (group and container ABIs) version " VFIO_DKMS_VERSION "\n");
 	return 0;
 
+err_node_cdev:
+	cdev_del(&vfio.node_cdev);
+err_node_region:
+	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
+err_cdev:
+	cdev_del(&vfio.cdev);
 err_region:
 	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
 err_class:
@@ -1128,6 +1244,9 @@ static void __exit vfio_exit(void)
 	/* Bus drivers depend on us and open fds pin the module. */
 	WARN_ON(!list_empty(&vfio.group_list));
 	vfio_iommu_removals_exit();
+	vfio_container_exit();
+	cdev_del(&vfio.node_cdev);
+	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
 	cdev_del(&vfio.cdev);
 	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
 	class_destroy(vfio.class);

@@ -38,24 +38,27 @@
 #include <linux/wait.h>
 
 #include "vfio.h"
-
-/* struct vfio_resv - IOVAs [start, last] the groups' IOMMU keeps for itself */
-struct vfio_resv {
-	u64			start;
-	u64			last;
-};
+#include "vfio_range.h"
 
 /*
- * struct vfio_iommu - the IOMMU object shared by a (merged) set of groups
+ * struct vfio_iommu - the IOMMU object shared by a set of groups
  *
- * It is "open" while @users > 0: then @domain exists, every group of the
- * set is attached to it with its DMA ownership claimed, and @mm is the
- * owning process.
+ * The seed ABI's groups each start in a set of their own and join others
+ * by merging; an open of /dev/vfio/vfio makes an empty set, a container,
+ * that groups of the modern ABI join by SET_CONTAINER.  It is "open"
+ * while @users > 0: then @domain exists, every group of the set is
+ * attached to it with its DMA ownership claimed, and @mm is the owning
+ * process.  A container is open from SET_IOMMU until its last group
+ * leaves.
  */
 struct vfio_iommu {
 	struct kref		kref;		/* groups, IOMMU fds, open devices */
 	struct list_head	group_list;	/* vfio.lock */
-	unsigned int		users;		/* vfio.lock: IOMMU + device fds */
+	/* vfio.lock: IOMMU and device fds, a container's SET_IOMMU */
+	unsigned int		users;
+	bool			container;	/* const: /dev/vfio/vfio's */
+	/* vfio.lock: a container's VFIO_TYPE1*_IOMMU, 0 before SET_IOMMU */
+	u32			type;
 	struct iommu_domain	*domain;	/* vfio.lock; stable while users */
 	struct mm_struct	*mm;		/* vfio.lock; mmgrab()ed owner */
 	int			prot;		/* extra IOMMU_* prot (CACHE) */
@@ -73,18 +76,25 @@ struct vfio_iommu {
  * Once its last device is unregistered it is @dead: detached, out of its
  * set (but holding its reference on @iommu), off vfio.group_list, without
  * a node, and kept only until its last fd is closed.
+ *
+ * A group is used through one ABI at a time: its seed node cannot be
+ * opened while its modern node is, and the modern node only while
+ * nothing of the seed ABI holds the group (no seed fd of it, nothing
+ * open in its set, not merged).
  */
 struct vfio_group {
 	struct iommu_group	*iommu_group;	/* referenced */
 	int			id;		/* iommu_group_id() */
 	int			minor;
 	struct device		*dev;		/* /dev/vfio/<bus>:<id> */
+	struct device		*node_dev;	/* /dev/vfio/<id> */
 	struct kobject		*devices_kobj;	/* links to the members */
 	struct list_head	group_next;	/* vfio.group_list */
 	struct list_head	iommu_next;	/* iommu->group_list */
 	struct vfio_iommu	*iommu;		/* never NULL; vfio.lock */
 	struct list_head	device_list;	/* vfio.lock: vfio_devices */
-	unsigned int		opened;		/* vfio.lock: group fds */
+	unsigned int		opened;		/* vfio.lock: seed group fds */
+	bool			node_open;	/* vfio.lock: <id> node open */
 	bool			attached;	/* vfio.lock: in iommu->domain */
 	bool			dead;		/* vfio.lock: see above */
 };
@@ -100,6 +110,8 @@ struct vfio_device {
 	struct inode			*inode;	/* mapping of all its mmaps */
 	unsigned int			open_count;	/* vfio.lock */
 	struct vfio_iommu		*iommu;	/* vfio.lock; while open */
+	/* vfio.lock: the /dev/vfio/<id> file its fds hold; NULL: seed */
+	struct file			*group_file;
 	wait_queue_head_t		release_wq;	/* open_count drops */
 
 	struct srcu_struct		srcu;	/* see the top of the file */
@@ -110,7 +122,7 @@ struct vfio_device {
 
 /* vfio_iommu.c: the IOMMU fd and the domain's life */
 extern const struct file_operations vfio_iommu_fops;
-struct vfio_iommu *vfio_iommu_alloc(void);
+struct vfio_iommu *vfio_iommu_alloc(gfp_t gfp);
 void vfio_iommu_put(struct vfio_iommu *iommu);
 int vfio_iommu_open(struct vfio_iommu *iommu);
 void vfio_iommu_close(struct vfio_iommu *iommu);
@@ -127,15 +139,34 @@ void vfio_iommu_removals_exit(void);
 
 /* vfio_main.c */
 bool vfio_group_viable(struct vfio_group *group);
+bool vfio_set_viable(struct vfio_iommu *iommu);
+void vfio_group_set_iommu(struct vfio_group *group, struct vfio_iommu *iommu);
+struct vfio_group *vfio_group_from_minor(unsigned int minor);
+void vfio_group_maybe_free(struct vfio_group *group);
 void vfio_iommu_dissolve(struct vfio_iommu *iommu);
+int vfio_iommu_user_get(struct vfio_iommu *iommu);
+int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
+		       struct file *group_file);
 extern struct mutex vfio_lock;
+
+/* vfio_container.c: /dev/vfio/vfio and the type1 IOMMU on it */
+int vfio_container_init(void);
+void vfio_container_exit(void);
+bool vfio_file_is_container(struct file *file);
+void vfio_container_group_gone(struct vfio_iommu *iommu);
+
+/* vfio_modern_group.c: /dev/vfio/<id> */
+extern const struct file_operations vfio_modern_group_fops;
 
 /* vfio_dma.c: DMA mappings of one IOMMU object */
 void vfio_dma_init(struct vfio_iommu *iommu);
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 		 int prot);
-int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size);
-void vfio_dma_unmap_all(struct vfio_iommu *iommu);
+int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
+		   bool whole, u64 *unmapped);
+u64 vfio_dma_unmap_all(struct vfio_iommu *iommu);
+unsigned int vfio_dma_iova_ranges(struct vfio_iommu *iommu,
+				  struct vfio_resv *out, unsigned int max);
 int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
 		      unsigned int nr);
 

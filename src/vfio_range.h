@@ -45,4 +45,50 @@ static inline bool vfio_ranges_overlap(u64 a, u64 alen, u64 b, u64 blen)
 	return a <= b + blen - 1 && b <= a + alen - 1;
 }
 
+/* struct vfio_resv - IOVAs [start, last] an IOMMU keeps for itself */
+struct vfio_resv {
+	u64	start;
+	u64	last;
+};
+
+/*
+ * The usable IOVA ranges: [lo, hi] less the @nr reserved ranges of @resv,
+ * which may overlap each other and come in any order.  The first @max
+ * ranges go to @out, in ascending order; returns how many there are in
+ * all, so that a caller can size its buffer with a first call.
+ */
+static inline unsigned int vfio_iova_ranges(u64 lo, u64 hi,
+					    const struct vfio_resv *resv,
+					    unsigned int nr,
+					    struct vfio_resv *out,
+					    unsigned int max)
+{
+	unsigned int n = 0, i;
+	u64 cur = lo;
+
+	if (lo > hi)
+		return 0;
+	for (;;) {
+		const struct vfio_resv *next = NULL;
+
+		/* The lowest reserved range that is not wholly below @cur. */
+		for (i = 0; i < nr; i++) {
+			if (resv[i].last < cur || resv[i].start > hi)
+				continue;
+			if (!next || resv[i].start < next->start)
+				next = &resv[i];
+		}
+		if (!next || next->start > cur) {
+			if (n < max) {
+				out[n].start = cur;
+				out[n].last = next ? next->start - 1 : hi;
+			}
+			n++;
+		}
+		if (!next || next->last >= hi)
+			return n;
+		cur = next->last + 1;
+	}
+}
+
 #endif /* VFIO_DKMS_RANGE_H */

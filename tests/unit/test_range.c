@@ -31,6 +31,55 @@ static void check(struct tally *t, bool cond, const char *name)
 
 #define PG	0xfffULL
 
+/* Do the @n ranges of @out match the @want ones (pairs start, last)? */
+static bool ranges_are(const struct vfio_resv *out, unsigned int n,
+		       const u64 *want, unsigned int nwant)
+{
+	unsigned int i;
+
+	if (n != nwant)
+		return false;
+	for (i = 0; i < n; i++)
+		if (out[i].start != want[2 * i] || out[i].last != want[2 * i + 1])
+			return false;
+	return true;
+}
+
+static void test_iova_ranges(struct tally *t)
+{
+	/* x86: the interrupt window inside a 48-bit aperture. */
+	const struct vfio_resv msi = { 0xfee00000, 0xfeefffff };
+	const u64 msi_want[] = { 0, 0xfedfffff, 0xfef00000, (1ULL << 48) - 1 };
+	/* Unsorted, overlapping, one touching each end. */
+	const struct vfio_resv mix[] = {
+		{ 0x5000, 0x5fff }, { 0, 0xfff }, { 0x5800, 0x6fff },
+		{ 0x9000, 0xffff }, { 0x3000, 0x3fff },
+	};
+	const u64 mix_want[] = { 0x1000, 0x2fff, 0x4000, 0x4fff,
+				 0x7000, 0x8fff };
+	const struct vfio_resv all = { 0, ~0ULL };
+	struct vfio_resv out[4];
+	unsigned int n;
+
+	n = vfio_iova_ranges(0, (1ULL << 48) - 1, NULL, 0, out, 4);
+	check(t, n == 1 && out[0].start == 0 && out[0].last == (1ULL << 48) - 1,
+	      "iova_ranges_none_reserved");
+	n = vfio_iova_ranges(0, (1ULL << 48) - 1, &msi, 1, out, 4);
+	check(t, ranges_are(out, n, msi_want, 2), "iova_ranges_msi_window");
+	n = vfio_iova_ranges(0, 0xffff, mix, 5, out, 4);
+	check(t, ranges_are(out, n, mix_want, 3), "iova_ranges_unsorted_overlap");
+	n = vfio_iova_ranges(0, 0xffff, mix, 5, out, 1);
+	check(t, n == 3 && out[0].start == 0x1000 && out[0].last == 0x2fff,
+	      "iova_ranges_count_beyond_max");
+	n = vfio_iova_ranges(0, ~0ULL, &all, 1, out, 4);
+	check(t, n == 0, "iova_ranges_all_reserved");
+	n = vfio_iova_ranges(0x1000, 0x1fff, &msi, 1, out, 4);
+	check(t, n == 1 && out[0].start == 0x1000 && out[0].last == 0x1fff,
+	      "iova_ranges_reserved_outside");
+	n = vfio_iova_ranges(0, ~0ULL, &msi, 1, out, 4);
+	check(t, n == 2 && out[1].last == ~0ULL, "iova_ranges_top_of_space");
+}
+
 int main(void)
 {
 	struct tally t = { 0 };
@@ -82,5 +131,6 @@ int main(void)
 	check(&t, vfio_ranges_overlap(~0ULL - 0xfff, 0x1000, 0, ~0ULL),
 	      "overlap_top_page");
 
+	test_iova_ranges(&t);
 	return t.failed ? 1 : 0;
 }

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms core: /dev/vfio/<id>, a group as today's VFIO ABI sees it.
+ *
+ * The node opens the same struct vfio_group as /dev/vfio/<bus>:<id>, but
+ * never while the seed ABI holds the group (and the seed node not while
+ * this one is open): the two ABIs give one ioctl number different
+ * meanings, and neither's state means anything to the other.  Instead of
+ * merging, a group joins a container (vfio_container.c), whose IOMMU
+ * object it then shares, and leaves it again when this node is closed,
+ * which happens only once its device fds are closed too: they hold the
+ * node's file, as upstream's do.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/vfio.h>
+
+#include "compat.h"
+#include "vfio_private.h"
+
+static bool vfio_group_in_container(struct vfio_group *group)
+{
+	return group->iommu->container;
+}
+
+/*
+ * Take @group out of its container into @fresh, a set of its own.  A
+ * dead group has left the set already and keeps its reference on it.
+ */
+static void vfio_group_leave_container(struct vfio_group *group,
+				       struct vfio_iommu *fresh)
+{
+	struct vfio_iommu *container = group->iommu;
+
+	lockdep_assert_held(&vfio_lock);
+	if (group->dead) {
+		vfio_iommu_put(fresh);
+		return;
+	}
+	vfio_iommu_detach_group(container, group);
+	kref_get(&container->kref);
+	vfio_group_set_iommu(group, fresh);
+	vfio_container_group_gone(container);
+	vfio_iommu_put(container);
+}
+
+static int vfio_group_set_container(struct vfio_group *group, int fd)
+{
+	struct vfio_iommu *container;
+	struct file *file;
+	int ret;
+
+	if (fd < 0)
+		return -EINVAL;
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+
+	mutex_lock(&vfio_lock);
+	if (group->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (vfio_group_in_container(group)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* Upstream built without iommufd answers an iommufd so, too. */
+	if (!vfio_file_is_container(file)) {
+		ret = -EBADFD;
+		goto out;
+	}
+	container = file->private_data;
+	/* Upstream claims DMA ownership here, which a host driver blocks. */
+	if (!vfio_group_viable(group)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (container->users) {
+		/* Its reserved IOVAs count before its devices can DMA. */
+		ret = vfio_iommu_resv_update(container, group);
+		if (ret)
+			goto out;
+		ret = vfio_iommu_attach_group(container, group);
+		if (ret)
+			goto out;
+	}
+	/* Its own set is idle and alone (see the open): it goes. */
+	kref_get(&container->kref);
+	vfio_group_set_iommu(group, container);
+	ret = 0;
+out:
+	mutex_unlock(&vfio_lock);
+	fput(file);
+	return ret;
+}
+
+static int vfio_group_unset_container(struct vfio_group *group)
+{
+	struct vfio_iommu *fresh;
+	struct vfio_device *device;
+	int ret = 0;
+
+	fresh = vfio_iommu_alloc(GFP_KERNEL);
+	if (!fresh)
+		return -ENOMEM;
+
+	mutex_lock(&vfio_lock);
+	if (group->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (!vfio_group_in_container(group)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	list_for_each_entry(device, &group->device_list, group_next) {
+		if (device->open_count) {
+			ret = -EBUSY;
+			goto out;
+		}
+	}
+	vfio_group_leave_container(group, fresh);
+	fresh = NULL;
+out:
+	mutex_unlock(&vfio_lock);
+	if (fresh)
+		vfio_iommu_put(fresh);
+	return ret;
+}
+
+static int vfio_group_get_status(struct vfio_group *group,
+				 struct vfio_group_status __user *arg)
+{
+	size_t minsz = offsetofend(struct vfio_group_status, flags);
+	struct vfio_group_status status;
+
+	if (copy_from_user(&status, arg, minsz))
+		return -EFAULT;
+	if (vfio_check_argsz(status.argsz, minsz))
+		return -EINVAL;
+
+	status.flags = 0;
+	mutex_lock(&vfio_lock);
+	if (group->dead) {
+		mutex_unlock(&vfio_lock);
+		return -ENODEV;
+	}
+	if (vfio_group_in_container(group))
+		status.flags = VFIO_GROUP_FLAGS_VIABLE |
+			       VFIO_GROUP_FLAGS_CONTAINER_SET;
+	else if (vfio_group_viable(group))
+		status.flags = VFIO_GROUP_FLAGS_VIABLE;
+	mutex_unlock(&vfio_lock);
+
+	return copy_to_user(arg, &status, minsz) ? -EFAULT : 0;
+}
+
+static int vfio_group_modern_device_fd(struct file *filep, const char *name)
+{
+	struct vfio_group *group = filep->private_data;
+	struct vfio_device *device, *found = NULL;
+	int ret;
+
+	mutex_lock(&vfio_lock);
+	if (group->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	/* A device of this group only: a container's others are theirs. */
+	list_for_each_entry(device, &group->device_list, group_next) {
+		if (device->ops->match(device->dev, name)) {
+			found = device;
+			break;
+		}
+	}
+	if (!found) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (!vfio_group_in_container(group) || !group->iommu->type) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = vfio_device_new_fd(found, group->iommu, filep);
+out:
+	mutex_unlock(&vfio_lock);
+	return ret;
+}
+
+static long vfio_group_modern_ioctl(struct file *filep, unsigned int cmd,
+				    unsigned long arg)
+{
+	struct vfio_group *group = filep->private_data;
+	void __user *uarg = (void __user *)arg;
+	char *name;
+	int fd, ret;
+
+	switch (cmd) {
+	case VFIO_GROUP_GET_STATUS:
+		return vfio_group_get_status(group, uarg);
+	case VFIO_GROUP_SET_CONTAINER:
+		if (get_user(fd, (int __user *)uarg))
+			return -EFAULT;
+		return vfio_group_set_container(group, fd);
+	case VFIO_GROUP_UNSET_CONTAINER:
+		return vfio_group_unset_container(group);
+	case VFIO_GROUP_GET_DEVICE_FD:
+		name = strndup_user(uarg, PAGE_SIZE);
+		if (IS_ERR(name))
+			return PTR_ERR(name);
+		ret = vfio_group_modern_device_fd(filep, name);
+		kfree(name);
+		return ret;
+	}
+	return -ENOTTY;
+}
+
+static int vfio_group_modern_open(struct inode *inode, struct file *filep)
+{
+	struct vfio_group *group;
+	int ret = 0;
+
+	mutex_lock(&vfio_lock);
+	group = vfio_group_from_minor(iminor(inode));
+	if (!group) {
+		ret = -ENODEV;
+	} else if (group->node_open || group->opened || group->iommu->users ||
+		   !list_is_singular(&group->iommu->group_list)) {
+		/* Open once, as upstream; and not while the seed ABI uses it. */
+		ret = -EBUSY;
+	} else {
+		group->node_open = true;
+		filep->private_data = group;
+	}
+	mutex_unlock(&vfio_lock);
+	return ret;
+}
+
+/* Only once its device fds are closed: they hold this file. */
+static int vfio_group_modern_release(struct inode *inode, struct file *filep)
+{
+	struct vfio_group *group = filep->private_data;
+	struct vfio_iommu *fresh;
+
+	/* A set of its own to return to; small, and a close cannot fail. */
+	fresh = vfio_iommu_alloc(GFP_KERNEL | __GFP_NOFAIL);
+
+	mutex_lock(&vfio_lock);
+	if (vfio_group_in_container(group))
+		vfio_group_leave_container(group, fresh);
+	else
+		vfio_iommu_put(fresh);
+	group->node_open = false;
+	vfio_group_maybe_free(group);
+	mutex_unlock(&vfio_lock);
+	return 0;
+}
+
+const struct file_operations vfio_modern_group_fops = {
+	.owner		= THIS_MODULE,
+	.open		= vfio_group_modern_open,
+	.release	= vfio_group_modern_release,
+	.unlocked_ioctl	= vfio_group_modern_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
