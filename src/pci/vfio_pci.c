@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * vfio-dkms PCI bus driver (vfio_pci.ko): hands PCI devices bound to the
- * driver named "vfio" to the VFIO core and implements their device fds.
+ * driver named "vfio" (or its alias "vfio-pci") to the VFIO core and
+ * implements their device fds.  This file has the seed ABI's ioctls;
+ * vfio_pci_ioctl.c has today's.
  *
  * Region N of a device fd starts at N << 40 (VFIO_PCI_OFFSET_SHIFT):
- * BAR0-5 are regions 0-5, the ROM 6, config space 7.  IRQ indexes: INTx 0,
- * MSI 1, MSI-X 2, release request 3.
+ * BAR0-5 are regions 0-5, the ROM 6, config space 7.  Seed IRQ indexes:
+ * INTx 0, MSI 1, MSI-X 2, release request 3.
  */
 #include <linux/iommu.h>
 #include <linux/module.h>
@@ -25,6 +27,11 @@ static bool allow_unsafe_interrupts;
 module_param(allow_unsafe_interrupts, bool, 0644);
 MODULE_PARM_DESC(allow_unsafe_interrupts,
 		 "Bind devices whose MSIs are not isolated by interrupt remapping (unsafe: the user can forge interrupts)");
+
+static char ids[1024] __initdata;
+module_param_string(ids, ids, sizeof(ids), 0);
+MODULE_PARM_DESC(ids,
+		 "Devices to bind to vfio-pci at load: vendor:device[:subvendor[:subdevice[:class[:class_mask]]]], hex, comma separated");
 
 /* Any reset method at all, as probed when the device was added. */
 static bool vfio_pci_has_reset(struct pci_dev *pdev)
@@ -476,9 +483,10 @@ static long vfio_pci_ioctl_unmask(struct vfio_pci_device *vdev,
 	return ret;
 }
 
-static long vfio_pci_reset(struct vfio_pci_device *vdev)
+/* VFIO_DEVICE_RESET of both ABIs. */
+int vfio_pci_reset(struct vfio_pci_device *vdev)
 {
-	long ret;
+	int ret;
 
 	if (!vdev->reset_works)
 		return -EINVAL;
@@ -541,6 +549,7 @@ static const struct vfio_device_ops vfio_pci_ops = {
 	.read		= vfio_pci_read,
 	.write		= vfio_pci_write,
 	.ioctl		= vfio_pci_ioctl,
+	.modern_ioctl	= vfio_pci_modern_ioctl,
 	.mmap		= vfio_pci_mmap,
 	.request	= vfio_pci_request,
 	.fault		= vfio_pci_fault,
@@ -577,6 +586,7 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&vdev->memory_lock);
 	spin_lock_init(&vdev->irqlock);
 	vdev->reset_works = vfio_pci_has_reset(pdev);
+	vdev->msi_isolated = isolated;
 	pci_set_drvdata(pdev, vdev);
 
 	ret = vfio_register_device(&pdev->dev, &vfio_pci_ops, vdev,
@@ -601,13 +611,53 @@ static void vfio_pci_remove(struct pci_dev *pdev)
 	kfree(vdev);
 }
 
-/* No id table: devices come through new_id or driver_override only. */
+/*
+ * AER found an error on the device: tell the user through the modern
+ * ABI's error eventfd (VFIO_PCI_ERR_IRQ_INDEX) and let it recover, as
+ * upstream does.  The PCI core holds the device lock, so remove cannot run.
+ */
+static pci_ers_result_t vfio_pci_error_detected(struct pci_dev *pdev,
+						pci_channel_state_t state)
+{
+	struct vfio_pci_device *vdev = pci_get_drvdata(pdev);
+
+	if (vdev)
+		vfio_pci_notify_signal(vdev, VFIO_PCI_NOTIFY_ERR);
+	return PCI_ERS_RESULT_CAN_RECOVER;
+}
+
+static const struct pci_error_handlers vfio_pci_err_handlers = {
+	.error_detected		= vfio_pci_error_detected,
+};
+
+/*
+ * No id table: devices come through new_id, driver_override or ids=.
+ * The same driver goes by two names: "vfio", the seed ABI's, and
+ * "vfio-pci", the one libvirt, DPDK and every how-to write to
+ * driver_override or look for in /sys/bus/pci/drivers/.  A device bound
+ * to either is ours and serves both ABIs.
+ */
 static struct pci_driver vfio_pci_driver = {
 	.name			= "vfio",
 	.probe			= vfio_pci_probe,
 	.remove			= vfio_pci_remove,
+	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
 };
+
+static struct pci_driver vfio_pci_alias_driver = {
+	.name			= "vfio-pci",
+	.probe			= vfio_pci_probe,
+	.remove			= vfio_pci_remove,
+	.err_handler		= &vfio_pci_err_handlers,
+	.driver_managed_dma	= true,
+};
+
+static bool vfio_pci_is_ours(const struct device_driver *drv)
+{
+	return drv == &vfio_pci_driver.driver ||
+	       drv == &vfio_pci_alias_driver.driver;
+}
 
 /*
  * A device that appears in a group a user holds must never meet a host
@@ -637,7 +687,7 @@ static int vfio_pci_bus_notify(struct notifier_block *nb,
 		 * PCI unbinds before it deletes; if we are still bound,
 		 * our remove runs next and must not wait on the hold.
 		 */
-		vfio_group_del_dev(dev, dev->driver != &vfio_pci_driver.driver);
+		vfio_group_del_dev(dev, !vfio_pci_is_ours(dev->driver));
 		break;
 	case BUS_NOTIFY_REMOVED_DEVICE:
 		vfio_group_removed_dev(dev);
@@ -650,6 +700,53 @@ static struct notifier_block vfio_pci_nb = {
 	.notifier_call = vfio_pci_bus_notify,
 };
 
+/*
+ * One ids= entry, "vendor:device[:subvendor[:subdevice[:class[:class_mask]]]]",
+ * each field hex.  Returns false when it is not that.
+ */
+static bool __init vfio_pci_parse_id(char *id, u32 field[6], int *nfields)
+{
+	char *f;
+	int n = 0;
+
+	while ((f = strsep(&id, ":"))) {
+		if (n == 6 || kstrtou32(f, 16, &field[n]))
+			return false;
+		n++;
+	}
+	*nfields = n;
+	return n >= 2;
+}
+
+/* ids=: the in-tree vfio-pci's way to claim devices at load time. */
+static void __init vfio_pci_add_ids(void)
+{
+	char *p = ids, *id;
+
+	while ((id = strsep(&p, ",\n"))) {
+		u32 f[6] = { 0, 0, PCI_ANY_ID, PCI_ANY_ID, 0, 0 };
+		char orig[64];
+		int n, ret;
+
+		if (!*id)
+			continue;
+		strscpy(orig, id, sizeof(orig));
+		if (!vfio_pci_parse_id(id, f, &n)) {
+			pr_warn("vfio_pci: ids: ignoring malformed entry \"%s\": want vendor:device[:subvendor[:subdevice[:class[:class_mask]]]] in hex\n",
+				orig);
+			continue;
+		}
+		ret = pci_add_dynid(&vfio_pci_alias_driver, f[0], f[1], f[2],
+				    f[3], f[4], f[5], 0);
+		if (ret)
+			pr_warn("vfio_pci: ids: cannot add %04x:%04x (sub %04x:%04x, class %06x/%06x): %d\n",
+				f[0], f[1], f[2], f[3], f[4], f[5], ret);
+		else
+			pr_info("vfio_pci: ids: added %04x:%04x (sub %04x:%04x, class %06x/%06x)\n",
+				f[0], f[1], f[2], f[3], f[4], f[5]);
+	}
+}
+
 static int __init vfio_pci_init(void)
 {
 	int ret;
@@ -659,12 +756,23 @@ static int __init vfio_pci_init(void)
 		return ret;
 	ret = pci_register_driver(&vfio_pci_driver);
 	if (ret)
-		bus_unregister_notifier(&pci_bus_type, &vfio_pci_nb);
+		goto err_notifier;
+	ret = pci_register_driver(&vfio_pci_alias_driver);
+	if (ret)
+		goto err_driver;
+	vfio_pci_add_ids();
+	return 0;
+
+err_driver:
+	pci_unregister_driver(&vfio_pci_driver);
+err_notifier:
+	bus_unregister_notifier(&pci_bus_type, &vfio_pci_nb);
 	return ret;
 }
 
 static void __exit vfio_pci_exit(void)
 {
+	pci_unregister_driver(&vfio_pci_alias_driver);
 	pci_unregister_driver(&vfio_pci_driver);
 	bus_unregister_notifier(&pci_bus_type, &vfio_pci_nb);
 }

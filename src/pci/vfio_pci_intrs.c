@@ -22,43 +22,75 @@
 #include "../include/uapi/vfio.h"
 #include "vfio_pci_private.h"
 
-int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index)
+/* How many IRQs of @type the device has: the ABI-neutral part of the count. */
+unsigned int vfio_pci_vec_count(struct vfio_pci_device *vdev,
+				enum vfio_pci_irq_type type)
 {
 	struct pci_dev *pdev = vdev->pdev;
-	int n;
+	int n = 0;
 
+	switch (type) {
+	case VFIO_PCI_IRQ_INTX:
+		n = pdev->pin ? 1 : 0;
+		break;
+	case VFIO_PCI_IRQ_MSI:
+		n = pci_msi_vec_count(pdev);
+		break;
+	case VFIO_PCI_IRQ_MSIX:
+		n = pci_msix_vec_count(pdev);
+		break;
+	case VFIO_PCI_IRQ_NONE:
+		break;
+	}
+	return n > 0 ? n : 0;
+}
+
+static enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
+{
 	switch (index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:
-		return pdev->pin ? 1 : 0;
+		return VFIO_PCI_IRQ_INTX;
 	case VFIO_PCI_MSI_IRQ_INDEX:
-		n = pci_msi_vec_count(pdev);
-		return n > 0 ? n : 0;
+		return VFIO_PCI_IRQ_MSI;
 	case VFIO_PCI_MSIX_IRQ_INDEX:
-		n = pci_msix_vec_count(pdev);
-		return n > 0 ? n : 0;
-	case VFIO_PCI_REQ_IRQ_INDEX:
-		return 1;
+		return VFIO_PCI_IRQ_MSIX;
 	}
-	return 0;
+	return VFIO_PCI_IRQ_NONE;
+}
+
+/* The seed ABI's count of an IRQ index. */
+int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index)
+{
+	if (index == VFIO_PCI_REQ_IRQ_INDEX)
+		return 1;
+	return vfio_pci_vec_count(vdev, vfio_pci_index_type(index));
 }
 
 /*
  * Set the real INTx disable bit.  Under irqlock so that it cannot race
  * with the read-modify-write the INTx handler does on the same register.
  */
-static void vfio_pci_set_intx_disable(struct vfio_pci_device *vdev,
-				      bool disable)
+static void __vfio_pci_set_intx_disable(struct vfio_pci_device *vdev,
+					bool disable)
 {
 	struct pci_dev *pdev = vdev->pdev;
-	unsigned long flags;
 	u16 cmd, new;
 
-	spin_lock_irqsave(&vdev->irqlock, flags);
+	lockdep_assert_held(&vdev->irqlock);
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
 	new = disable ? cmd | PCI_COMMAND_INTX_DISABLE :
 			cmd & ~PCI_COMMAND_INTX_DISABLE;
 	if (new != cmd)
 		pci_write_config_word(pdev, PCI_COMMAND, new);
+}
+
+static void vfio_pci_set_intx_disable(struct vfio_pci_device *vdev,
+				      bool disable)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->irqlock, flags);
+	__vfio_pci_set_intx_disable(vdev, disable);
 	spin_unlock_irqrestore(&vdev->irqlock, flags);
 }
 
@@ -107,6 +139,29 @@ static void vfio_pci_intx_unmask(struct vfio_pci_device *vdev)
 		}
 	}
 	spin_unlock_irqrestore(&vdev->irqlock, flags);
+}
+
+/*
+ * Mask INTx as a delivery would (VFIO_IRQ_SET_ACTION_MASK): it stays
+ * masked until the user unmasks it.  Both steps under irqlock, so that
+ * the handler never sees "masked" while the device could still assert.
+ */
+int vfio_pci_intx_mask(struct vfio_pci_device *vdev)
+{
+	lockdep_assert_held(&vdev->lock);
+
+	if (vdev->irq_type != VFIO_PCI_IRQ_INTX)
+		return -EINVAL;
+	spin_lock_irq(&vdev->irqlock);
+	if (!vdev->intx_masked) {
+		if (vdev->pci_2_3)
+			__vfio_pci_set_intx_disable(vdev, true);
+		else
+			disable_irq_nosync(vdev->pdev->irq);
+		vdev->intx_masked = true;
+	}
+	spin_unlock_irq(&vdev->irqlock);
+	return 0;
 }
 
 static void vfio_pci_unmask_work(struct work_struct *work)
@@ -419,73 +474,116 @@ static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
 	return ret;
 }
 
-/* Consumes the references in @ctxs. */
+/*
+ * Connect @ctxs (references consumed; NULL: unconnected) to the vectors
+ * [@start, @start + @count) of @type, enabling it with @start + @count
+ * vectors when no IRQ is on.  MSI cannot grow or shrink while enabled:
+ * with @resize (the seed ABI) a different size starts over, without it
+ * (the modern ABI, as upstream before dynamic MSI-X) a range beyond the
+ * allocated vectors is -EINVAL and changes nothing.
+ */
 static int vfio_pci_msi_set(struct vfio_pci_device *vdev,
-			    enum vfio_pci_irq_type type, unsigned int count,
-			    struct eventfd_ctx **ctxs)
+			    enum vfio_pci_irq_type type, unsigned int start,
+			    unsigned int count, struct eventfd_ctx **ctxs,
+			    bool resize)
 {
+	unsigned int end = start + count;
 	unsigned int i;
 	int ret;
 
-	/* MSI cannot grow or shrink while enabled: start over. */
-	if (vdev->irq_type == type && vdev->num_vectors != count)
+	if (vdev->irq_type == type && vdev->num_vectors != end && resize)
 		vfio_pci_msi_disable(vdev);
+	if (vdev->irq_type == type && end > vdev->num_vectors) {
+		vfio_pci_put_ctxs(ctxs, count);
+		return -EINVAL;
+	}
 	if (vdev->irq_type == VFIO_PCI_IRQ_NONE) {
-		ret = vfio_pci_msi_enable(vdev, type, count);
+		ret = vfio_pci_msi_enable(vdev, type, end);
 		if (ret) {
 			vfio_pci_put_ctxs(ctxs, count);
 			return ret;
 		}
 	}
 	for (i = 0; i < count; i++)
-		vfio_pci_vector_set(&vdev->vectors[i], ctxs[i]);
+		vfio_pci_vector_set(&vdev->vectors[start + i], ctxs[i]);
 	return 0;
 }
 
-/* ---------------- release request ------------------------------------- */
+/* ---------------- error and release request --------------------------- */
 
-static void vfio_pci_req_set(struct vfio_pci_device *vdev,
-			     struct eventfd_ctx *trigger)
+static struct eventfd_ctx **vfio_pci_notify_slot(struct vfio_pci_device *vdev,
+						 enum vfio_pci_notify which)
 {
+	return which == VFIO_PCI_NOTIFY_ERR ? &vdev->err_trigger :
+					      &vdev->req_trigger;
+}
+
+/* Consumes the reference on @trigger (may be NULL: disconnect). */
+static void vfio_pci_notify_set(struct vfio_pci_device *vdev,
+				enum vfio_pci_notify which,
+				struct eventfd_ctx *trigger)
+{
+	struct eventfd_ctx **slot = vfio_pci_notify_slot(vdev, which);
 	struct eventfd_ctx *old;
 
 	spin_lock_irq(&vdev->irqlock);
-	old = vdev->req_trigger;
-	vdev->req_trigger = trigger;
+	old = *slot;
+	*slot = trigger;
 	spin_unlock_irq(&vdev->irqlock);
 	if (old)
 		eventfd_ctx_put(old);
 }
 
-void vfio_pci_signal_request(struct vfio_pci_device *vdev)
+/* Connect the eventfd @fd, or disconnect with -1. */
+int vfio_pci_notify_set_fd(struct vfio_pci_device *vdev,
+			   enum vfio_pci_notify which, s32 fd)
 {
+	struct eventfd_ctx *trigger = NULL;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (fd != -1) {
+		trigger = eventfd_ctx_fdget(fd);
+		if (IS_ERR(trigger))
+			return PTR_ERR(trigger);
+	}
+	vfio_pci_notify_set(vdev, which, trigger);
+	return 0;
+}
+
+/* Stable under vdev->lock, which every writer holds. */
+bool vfio_pci_notify_present(struct vfio_pci_device *vdev,
+			     enum vfio_pci_notify which)
+{
+	lockdep_assert_held(&vdev->lock);
+	return *vfio_pci_notify_slot(vdev, which);
+}
+
+/* Signal the eventfd if there is one; returns whether there was. */
+bool vfio_pci_notify_signal(struct vfio_pci_device *vdev,
+			    enum vfio_pci_notify which)
+{
+	struct eventfd_ctx **slot = vfio_pci_notify_slot(vdev, which);
 	unsigned long flags;
 	bool signalled = false;
 
 	spin_lock_irqsave(&vdev->irqlock, flags);
-	if (vdev->req_trigger) {
-		vfio_eventfd_signal(vdev->req_trigger);
+	if (*slot) {
+		vfio_eventfd_signal(*slot);
 		signalled = true;
 	}
 	spin_unlock_irqrestore(&vdev->irqlock, flags);
-	if (!signalled)
+	return signalled;
+}
+
+void vfio_pci_signal_request(struct vfio_pci_device *vdev)
+{
+	if (!vfio_pci_notify_signal(vdev, VFIO_PCI_NOTIFY_REQ))
 		dev_notice_ratelimited(&vdev->pdev->dev,
 				       "release requested, no eventfd to tell the user\n");
 }
 
 /* ---------------- ioctl entry points ---------------------------------- */
-
-static enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
-{
-	switch (index) {
-	case VFIO_PCI_INTX_IRQ_INDEX:
-		return VFIO_PCI_IRQ_INTX;
-	case VFIO_PCI_MSI_IRQ_INDEX:
-		return VFIO_PCI_IRQ_MSI;
-	default:
-		return VFIO_PCI_IRQ_MSIX;
-	}
-}
 
 /* Resolve every fd first, so that a bad one changes nothing. */
 static int vfio_pci_get_ctxs(const s32 *fds, unsigned int count,
@@ -509,39 +607,17 @@ static int vfio_pci_get_ctxs(const s32 *fds, unsigned int count,
 }
 
 /*
- * VFIO_DEVICE_SET_IRQ_EVENTFDS: @count was checked against the index's
- * IRQ count; count 0 disables the index.
+ * Connect the eventfds @fds (-1: unconnected) to [@start, @start + @count)
+ * of @type, enabling it if no IRQ is on.  -EBUSY when another type is on.
+ * INTx takes only start 0, count 1 (the callers check).
  */
-int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
-			      unsigned int index, unsigned int count,
-			      const s32 *fds)
+static int vfio_pci_set_fds(struct vfio_pci_device *vdev,
+			    enum vfio_pci_irq_type type, unsigned int start,
+			    unsigned int count, const s32 *fds, bool resize)
 {
-	enum vfio_pci_irq_type type;
 	struct eventfd_ctx **ctxs;
 	int ret;
 
-	lockdep_assert_held(&vdev->lock);
-
-	if (index == VFIO_PCI_REQ_IRQ_INDEX) {
-		struct eventfd_ctx *trigger = NULL;
-
-		if (count && fds[0] != -1) {
-			trigger = eventfd_ctx_fdget(fds[0]);
-			if (IS_ERR(trigger))
-				return PTR_ERR(trigger);
-		}
-		vfio_pci_req_set(vdev, trigger);
-		return 0;
-	}
-
-	type = vfio_pci_index_type(index);
-	if (!count) {
-		if (vdev->irq_type == VFIO_PCI_IRQ_INTX && type == vdev->irq_type)
-			vfio_pci_intx_disable(vdev);
-		else if (type == vdev->irq_type)
-			vfio_pci_msi_disable(vdev);
-		return 0;
-	}
 	if (vdev->irq_type != VFIO_PCI_IRQ_NONE && vdev->irq_type != type)
 		return -EBUSY;
 
@@ -555,16 +631,111 @@ int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
 	if (type == VFIO_PCI_IRQ_INTX)
 		ret = vfio_pci_intx_set(vdev, ctxs[0]);
 	else
-		ret = vfio_pci_msi_set(vdev, type, count, ctxs);
+		ret = vfio_pci_msi_set(vdev, type, start, count, ctxs, resize);
 out:
 	kfree(ctxs);
 	return ret;
 }
 
-/* VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS: only INTx is level triggered. */
-int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
-				 unsigned int index, unsigned int count,
-				 const s32 *fds)
+/* Turn @type off if it is on, freeing its IRQs and eventfds. */
+void vfio_pci_irq_disable(struct vfio_pci_device *vdev,
+			  enum vfio_pci_irq_type type)
+{
+	lockdep_assert_held(&vdev->lock);
+
+	if (type != vdev->irq_type)
+		return;
+	if (type == VFIO_PCI_IRQ_INTX)
+		vfio_pci_intx_disable(vdev);
+	else if (type != VFIO_PCI_IRQ_NONE)
+		vfio_pci_msi_disable(vdev);
+}
+
+/*
+ * VFIO_DEVICE_SET_IRQS, ACTION_TRIGGER with DATA_EVENTFD: @count >= 1
+ * and [@start, @start + @count) within the device's IRQs of @type.
+ */
+int vfio_pci_irq_set_triggers(struct vfio_pci_device *vdev,
+			      enum vfio_pci_irq_type type, unsigned int start,
+			      unsigned int count, const s32 *fds)
+{
+	lockdep_assert_held(&vdev->lock);
+
+	if (type == VFIO_PCI_IRQ_NONE || !count ||
+	    (type == VFIO_PCI_IRQ_INTX && (start || count != 1)))
+		return -EINVAL;
+	/* Upstream's errno for "another type is on", where the seed's is EBUSY. */
+	if (vdev->irq_type != VFIO_PCI_IRQ_NONE && vdev->irq_type != type)
+		return -EINVAL;
+	return vfio_pci_set_fds(vdev, type, start, count, fds, false);
+}
+
+/*
+ * Loopback (ACTION_TRIGGER with DATA_NONE or DATA_BOOL): signal the
+ * eventfds of [@start, @start + @count) of @type, all of them or those
+ * whose @bools byte is set.  Only while @type is on, and only allocated
+ * vectors; an unconnected one is skipped.
+ */
+int vfio_pci_irq_fire(struct vfio_pci_device *vdev,
+		      enum vfio_pci_irq_type type, unsigned int start,
+		      unsigned int count, const u8 *bools)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (type == VFIO_PCI_IRQ_NONE || vdev->irq_type != type)
+		return -EINVAL;
+	if (type == VFIO_PCI_IRQ_INTX) {
+		if (start || count != 1)
+			return -EINVAL;
+		spin_lock_irq(&vdev->irqlock);
+		if (vdev->intx_trigger && (!bools || bools[0]))
+			vfio_eventfd_signal(vdev->intx_trigger);
+		spin_unlock_irq(&vdev->irqlock);
+		return 0;
+	}
+	if (start > vdev->num_vectors || count > vdev->num_vectors - start)
+		return -EINVAL;
+	/* Triggers change only under vdev->lock, which we hold. */
+	for (i = 0; i < count; i++) {
+		struct eventfd_ctx *trigger = vdev->vectors[start + i].trigger;
+
+		if (trigger && (!bools || bools[i]))
+			vfio_eventfd_signal(trigger);
+	}
+	return 0;
+}
+
+/*
+ * VFIO_DEVICE_SET_IRQ_EVENTFDS: @count was checked against the index's
+ * IRQ count; count 0 disables the index.
+ */
+int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
+			      unsigned int index, unsigned int count,
+			      const s32 *fds)
+{
+	enum vfio_pci_irq_type type;
+
+	lockdep_assert_held(&vdev->lock);
+
+	if (index == VFIO_PCI_REQ_IRQ_INDEX)
+		return vfio_pci_notify_set_fd(vdev, VFIO_PCI_NOTIFY_REQ,
+					      count ? fds[0] : -1);
+
+	type = vfio_pci_index_type(index);
+	if (!count) {
+		vfio_pci_irq_disable(vdev, type);
+		return 0;
+	}
+	return vfio_pci_set_fds(vdev, type, 0, count, fds, true);
+}
+
+/*
+ * Connect the eventfd @fd as INTx's unmask (-1: disconnect).  INTx must
+ * be on.
+ */
+int vfio_pci_intx_set_unmask_fd(struct vfio_pci_device *vdev, s32 fd)
 {
 	struct eventfd_ctx *ctx;
 	struct file *file = NULL;
@@ -573,12 +744,11 @@ int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
 
 	lockdep_assert_held(&vdev->lock);
 
-	if (index != VFIO_PCI_INTX_IRQ_INDEX || count > 1 ||
-	    vdev->irq_type != VFIO_PCI_IRQ_INTX)
+	if (vdev->irq_type != VFIO_PCI_IRQ_INTX)
 		return -EINVAL;
 
-	if (count && fds[0] != -1) {
-		file = eventfd_fget(fds[0]);
+	if (fd != -1) {
+		file = eventfd_fget(fd);
 		if (IS_ERR(file))
 			return PTR_ERR(file);
 		/*
@@ -602,16 +772,33 @@ int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
 	return ret;
 }
 
-int vfio_pci_unmask_irq(struct vfio_pci_device *vdev, unsigned int index,
-			unsigned int subindex)
+/* VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS: only INTx is level triggered. */
+int vfio_pci_set_unmask_eventfds(struct vfio_pci_device *vdev,
+				 unsigned int index, unsigned int count,
+				 const s32 *fds)
+{
+	if (index != VFIO_PCI_INTX_IRQ_INDEX || count > 1)
+		return -EINVAL;
+	return vfio_pci_intx_set_unmask_fd(vdev, count ? fds[0] : -1);
+}
+
+/* Unmask INTx now, as the user's ioctl asks.  INTx must be on. */
+int vfio_pci_intx_unmask_user(struct vfio_pci_device *vdev)
 {
 	lockdep_assert_held(&vdev->lock);
 
-	if (index != VFIO_PCI_INTX_IRQ_INDEX || subindex != 0 ||
-	    vdev->irq_type != VFIO_PCI_IRQ_INTX)
+	if (vdev->irq_type != VFIO_PCI_IRQ_INTX)
 		return -EINVAL;
 	vfio_pci_intx_unmask(vdev);
 	return 0;
+}
+
+int vfio_pci_unmask_irq(struct vfio_pci_device *vdev, unsigned int index,
+			unsigned int subindex)
+{
+	if (index != VFIO_PCI_INTX_IRQ_INDEX || subindex != 0)
+		return -EINVAL;
+	return vfio_pci_intx_unmask_user(vdev);
 }
 
 /* From release: nothing may fire or hold an eventfd afterwards. */
@@ -619,16 +806,7 @@ void vfio_pci_irqs_disable_all(struct vfio_pci_device *vdev)
 {
 	lockdep_assert_held(&vdev->lock);
 
-	switch (vdev->irq_type) {
-	case VFIO_PCI_IRQ_INTX:
-		vfio_pci_intx_disable(vdev);
-		break;
-	case VFIO_PCI_IRQ_MSI:
-	case VFIO_PCI_IRQ_MSIX:
-		vfio_pci_msi_disable(vdev);
-		break;
-	case VFIO_PCI_IRQ_NONE:
-		break;
-	}
-	vfio_pci_req_set(vdev, NULL);
+	vfio_pci_irq_disable(vdev, vdev->irq_type);
+	vfio_pci_notify_set(vdev, VFIO_PCI_NOTIFY_ERR, NULL);
+	vfio_pci_notify_set(vdev, VFIO_PCI_NOTIFY_REQ, NULL);
 }

@@ -95,7 +95,8 @@ struct vfio_pci_device {
 	struct rw_semaphore	memory_lock;
 
 	/*
-	 * Protects intx_masked, intx_trigger and req_trigger, and makes the
+	 * Protects intx_masked, intx_trigger, err_trigger and req_trigger
+	 * (their writers also hold lock), and makes the
 	 * read-modify-write of the real command register atomic against
 	 * the INTx handler, which flips its INTx-disable bit.  Taken in hard
 	 * IRQ context.
@@ -106,6 +107,7 @@ struct vfio_pci_device {
 	bool			removing;	/* remove() holds the dev lock */
 	bool			reset_works;
 	bool			pci_2_3;	/* INTx masking via command */
+	bool			msi_isolated;	/* interrupt remapping; probe */
 
 	struct pci_saved_state	*saved_state;
 
@@ -135,7 +137,14 @@ struct vfio_pci_device {
 	struct eventfd_ctx	*intx_trigger;
 	char			*intx_name;
 	struct vfio_pci_unmask	*unmask;
-	struct eventfd_ctx	*req_trigger;
+	struct eventfd_ctx	*err_trigger;	/* AER error_detected */
+	struct eventfd_ctx	*req_trigger;	/* release request */
+};
+
+/* The eventfds that are not device interrupts. */
+enum vfio_pci_notify {
+	VFIO_PCI_NOTIFY_ERR,
+	VFIO_PCI_NOTIFY_REQ,
 };
 
 static inline bool vfio_pci_bar_is_mem(struct pci_dev *pdev, int bar)
@@ -149,6 +158,7 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 }
 
 /* vfio_pci.c */
+int vfio_pci_reset(struct vfio_pci_device *vdev);
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar);
 u16 vfio_pci_memory_lock_and_enable(struct vfio_pci_device *vdev);
 void vfio_pci_memory_unlock_and_restore(struct vfio_pci_device *vdev,
@@ -165,7 +175,35 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos);
 
-/* vfio_pci_intrs.c */
+/* vfio_pci_ioctl.c: the modern ABI's device ioctls */
+long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd,
+			   unsigned long arg);
+
+/*
+ * vfio_pci_intrs.c.  The seed ABI's entry points take its IRQ indexes;
+ * the others take an IRQ type and are what the modern ABI's
+ * VFIO_DEVICE_SET_IRQS (vfio_pci_ioctl.c) is built from.  All but the
+ * signal functions want vdev->lock held.
+ */
+unsigned int vfio_pci_vec_count(struct vfio_pci_device *vdev,
+				enum vfio_pci_irq_type type);
+int vfio_pci_irq_set_triggers(struct vfio_pci_device *vdev,
+			      enum vfio_pci_irq_type type, unsigned int start,
+			      unsigned int count, const s32 *fds);
+int vfio_pci_irq_fire(struct vfio_pci_device *vdev,
+		      enum vfio_pci_irq_type type, unsigned int start,
+		      unsigned int count, const u8 *bools);
+void vfio_pci_irq_disable(struct vfio_pci_device *vdev,
+			  enum vfio_pci_irq_type type);
+int vfio_pci_intx_mask(struct vfio_pci_device *vdev);
+int vfio_pci_intx_unmask_user(struct vfio_pci_device *vdev);
+int vfio_pci_intx_set_unmask_fd(struct vfio_pci_device *vdev, s32 fd);
+int vfio_pci_notify_set_fd(struct vfio_pci_device *vdev,
+			   enum vfio_pci_notify which, s32 fd);
+bool vfio_pci_notify_present(struct vfio_pci_device *vdev,
+			     enum vfio_pci_notify which);
+bool vfio_pci_notify_signal(struct vfio_pci_device *vdev,
+			    enum vfio_pci_notify which);
 int vfio_pci_irq_count(struct vfio_pci_device *vdev, unsigned int index);
 int vfio_pci_set_irq_eventfds(struct vfio_pci_device *vdev,
 			      unsigned int index, unsigned int count,

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio-dkms PCI bus driver: today's VFIO_DEVICE_* ioctls, those of the
+ * kernel's <uapi/linux/vfio.h>, on a device fd opened through a
+ * /dev/vfio/<id> group (vfio_device_ops.modern_ioctl).  The seed ABI's
+ * ioctls are in vfio_pci.c; both drive the same device state.
+ *
+ * The numbers differ from the seed ABI's: region 8 is VGA (always empty
+ * here), IRQ index 3 is the AER error notification and 4 the release
+ * request, which is the seed's index 3.  Both reach one req_trigger.
+ * This file must never see the seed header: same names, other values.
+ */
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/vfio.h>
+
+#include "vfio_pci_private.h"
+#include "vfio_pci_check.h"
+
+static_assert(VFIO_PCI_NUM_REGIONS == 9);
+static_assert(VFIO_PCI_NUM_IRQS == 5);
+
+static enum vfio_pci_irq_type vfio_pci_m_type(u32 index)
+{
+	switch (index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		return VFIO_PCI_IRQ_INTX;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		return VFIO_PCI_IRQ_MSI;
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		return VFIO_PCI_IRQ_MSIX;
+	}
+	return VFIO_PCI_IRQ_NONE;
+}
+
+/* IRQs of a modern index (< VFIO_PCI_NUM_IRQS); 0: the index is absent. */
+static u32 vfio_pci_m_irq_count(struct vfio_pci_device *vdev, u32 index)
+{
+	switch (index) {
+	case VFIO_PCI_ERR_IRQ_INDEX:
+		/* AER is what reports the errors. */
+		return pci_is_pcie(vdev->pdev) ? 1 : 0;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		return 1;
+	}
+	return vfio_pci_vec_count(vdev, vfio_pci_m_type(index));
+}
+
+static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
+				void __user *arg)
+{
+	size_t minsz = offsetofend(struct vfio_device_info, num_irqs);
+	const size_t capsz = offsetofend(struct vfio_device_info, cap_offset);
+	struct vfio_device_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz)
+		return -EINVAL;
+	/* We have no device capability; a caller who knows the field sees 0. */
+	if (info.argsz >= capsz) {
+		minsz = capsz;
+		info.cap_offset = 0;
+	}
+	info.flags = VFIO_DEVICE_FLAGS_PCI;
+	if (vdev->reset_works)
+		info.flags |= VFIO_DEVICE_FLAGS_RESET;
+	info.num_regions = VFIO_PCI_NUM_REGIONS;
+	info.num_irqs = VFIO_PCI_NUM_IRQS;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+/* As vfio_pci_mmap() will allow: a whole-page memory BAR we mapped. */
+static bool vfio_pci_m_bar_mmap(struct vfio_pci_device *vdev, u32 bar)
+{
+	struct pci_dev *pdev = vdev->pdev;
+
+	return vfio_pci_bar_is_mem(pdev, bar) && vdev->barmap[bar] &&
+	       pci_resource_len(pdev, bar) >= PAGE_SIZE &&
+	       PAGE_ALIGNED(pci_resource_start(pdev, bar));
+}
+
+/* The one capability we may emit: the MSI-X one, sparse areas included. */
+#define VFIO_PCI_M_CAP_MAX (sizeof(struct vfio_region_info_cap_sparse_mmap) + \
+			    2 * sizeof(struct vfio_region_sparse_mmap_area))
+
+/*
+ * The capability of the BAR holding the MSI-X table, written to @buf;
+ * returns its size.
+ *
+ * Policy: the device fd's mmap never refused the table's pages (the seed
+ * ABI allowed it), and that is safe only because the device's MSIs go
+ * through interrupt remapping: whatever the user writes to the table, an
+ * MSI can only raise the vectors the kernel set up for it.  probe refuses
+ * a device without that unless allow_unsafe_interrupts is set.  So when
+ * the MSIs are isolated (the normal case) we say so with
+ * VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, as upstream does since 4.16, and a
+ * user like QEMU maps the whole BAR, registers beside the table included,
+ * without trapping them.  On a device bound with allow_unsafe_interrupts
+ * we advise a SPARSE_MMAP that leaves the table's pages out: it protects
+ * nothing against a hostile user (that one can forge MSIs by DMA anyway),
+ * but keeps a cooperating user from touching the table behind the
+ * kernel's back on a platform where its contents matter.
+ */
+static size_t vfio_pci_m_msix_cap(struct vfio_pci_device *vdev, u64 bar_size,
+				  u64 *buf)
+{
+	struct vfio_region_info_cap_sparse_mmap *sparse = (void *)buf;
+	struct vfio_info_cap_header *hdr = (void *)buf;
+	struct vfio_pci_area areas[2];
+	unsigned int i, n;
+
+	memset(buf, 0, VFIO_PCI_M_CAP_MAX);
+	if (vdev->msi_isolated) {
+		hdr->id = VFIO_REGION_INFO_CAP_MSIX_MAPPABLE;
+		hdr->version = 1;
+		return sizeof(*hdr);
+	}
+	n = vfio_pci_msix_sparse(bar_size, vdev->msix_offset, vdev->msix_size,
+				 PAGE_SIZE, areas);
+	sparse->header.id = VFIO_REGION_INFO_CAP_SPARSE_MMAP;
+	sparse->header.version = 1;
+	sparse->nr_areas = n;
+	for (i = 0; i < n; i++) {
+		sparse->areas[i].offset = areas[i].offset;
+		sparse->areas[i].size = areas[i].size;
+	}
+	return sizeof(*sparse) + n * sizeof(sparse->areas[0]);
+}
+
+static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
+				       void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_region_info, offset);
+	u64 capbuf[VFIO_PCI_M_CAP_MAX / sizeof(u64)];
+	struct pci_dev *pdev = vdev->pdev;
+	struct vfio_region_info info;
+	size_t capsz = 0;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_REGIONS)
+		return -EINVAL;
+
+	info.flags = 0;
+	info.cap_offset = 0;
+	info.size = 0;
+	info.offset = VFIO_PCI_INDEX_TO_OFFSET(info.index);
+	switch (info.index) {
+	case VFIO_PCI_CONFIG_REGION_INDEX:
+		info.size = pdev->cfg_size;
+		info.flags = VFIO_REGION_INFO_FLAG_READ |
+			     VFIO_REGION_INFO_FLAG_WRITE;
+		break;
+	case VFIO_PCI_ROM_REGION_INDEX:
+		info.size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
+		if (info.size)
+			info.flags = VFIO_REGION_INFO_FLAG_READ;
+		break;
+	case VFIO_PCI_VGA_REGION_INDEX:
+		/* No legacy VGA ranges: the region is absent (size 0). */
+		break;
+	default:
+		info.size = pci_resource_len(pdev, info.index);
+		if (!info.size)
+			break;
+		/* I/O BARs too: read/write reach them, mmap cannot. */
+		info.flags = VFIO_REGION_INFO_FLAG_READ |
+			     VFIO_REGION_INFO_FLAG_WRITE;
+		if (!vfio_pci_m_bar_mmap(vdev, info.index))
+			break;
+		info.flags |= VFIO_REGION_INFO_FLAG_MMAP;
+		/* msix_bar is set at open and stable while the fd is. */
+		if (info.index == vdev->msix_bar)
+			capsz = vfio_pci_m_msix_cap(vdev, info.size, capbuf);
+		break;
+	}
+
+	if (capsz) {
+		info.flags |= VFIO_REGION_INFO_FLAG_CAPS;
+		if (info.argsz < sizeof(info) + capsz) {
+			/* Tell the caller how much to ask for next time. */
+			info.argsz = sizeof(info) + capsz;
+		} else {
+			if (copy_to_user(arg + sizeof(info), capbuf, capsz))
+				return -EFAULT;
+			info.cap_offset = sizeof(info);
+		}
+	}
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
+				    void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_irq_info, count);
+	struct vfio_irq_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
+		return -EINVAL;
+	/* As upstream: the error index of a non-PCIe device does not exist. */
+	if (info.index == VFIO_PCI_ERR_IRQ_INDEX && !pci_is_pcie(vdev->pdev))
+		return -EINVAL;
+
+	info.count = vfio_pci_m_irq_count(vdev, info.index);
+	info.flags = VFIO_IRQ_INFO_EVENTFD;
+	if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
+		info.flags |= VFIO_IRQ_INFO_MASKABLE |
+			      VFIO_IRQ_INFO_AUTOMASKED;
+	else
+		info.flags |= VFIO_IRQ_INFO_NORESIZE;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+/* ---------------- VFIO_DEVICE_SET_IRQS --------------------------------- */
+
+static int vfio_pci_m_intx_mask(struct vfio_pci_device *vdev,
+				const struct vfio_irq_set *hdr, u32 dtype,
+				const void *data)
+{
+	if (vdev->irq_type != VFIO_PCI_IRQ_INTX || hdr->start ||
+	    hdr->count != 1)
+		return -EINVAL;
+	switch (dtype) {
+	case VFIO_IRQ_SET_DATA_NONE:
+		return vfio_pci_intx_mask(vdev);
+	case VFIO_IRQ_SET_DATA_BOOL:
+		return *(const u8 *)data ? vfio_pci_intx_mask(vdev) : 0;
+	}
+	/* A masking eventfd: upstream has none either. */
+	return -EINVAL;
+}
+
+static int vfio_pci_m_intx_unmask(struct vfio_pci_device *vdev,
+				  const struct vfio_irq_set *hdr, u32 dtype,
+				  const void *data)
+{
+	if (vdev->irq_type != VFIO_PCI_IRQ_INTX || hdr->start ||
+	    hdr->count != 1)
+		return -EINVAL;
+	switch (dtype) {
+	case VFIO_IRQ_SET_DATA_NONE:
+		return vfio_pci_intx_unmask_user(vdev);
+	case VFIO_IRQ_SET_DATA_BOOL:
+		return *(const u8 *)data ? vfio_pci_intx_unmask_user(vdev) : 0;
+	}
+	return vfio_pci_intx_set_unmask_fd(vdev, *(const s32 *)data);
+}
+
+/* ACTION_TRIGGER of INTx, MSI or MSI-X (@type). */
+static int vfio_pci_m_trigger(struct vfio_pci_device *vdev,
+			      enum vfio_pci_irq_type type,
+			      const struct vfio_irq_set *hdr, u32 dtype,
+			      const void *data)
+{
+	bool intx = type == VFIO_PCI_IRQ_INTX;
+
+	if (vdev->irq_type == type && !hdr->count &&
+	    dtype == VFIO_IRQ_SET_DATA_NONE) {
+		vfio_pci_irq_disable(vdev, type);
+		return 0;
+	}
+	if (vdev->irq_type != type && vdev->irq_type != VFIO_PCI_IRQ_NONE)
+		return -EINVAL;
+	if (intx && (hdr->start || hdr->count != 1))
+		return -EINVAL;
+
+	if (dtype == VFIO_IRQ_SET_DATA_EVENTFD) {
+		/* Nothing to connect: fine on an enabled index, as upstream. */
+		if (!hdr->count)
+			return vdev->irq_type == type ? 0 : -EINVAL;
+		return vfio_pci_irq_set_triggers(vdev, type, hdr->start,
+						 hdr->count, data);
+	}
+	/* DATA_NONE and DATA_BOOL: loopback, only while enabled. */
+	return vfio_pci_irq_fire(vdev, type, hdr->start, hdr->count,
+				 dtype == VFIO_IRQ_SET_DATA_BOOL ? data : NULL);
+}
+
+/* ACTION_TRIGGER of ERR or REQ: one eventfd, loopback for testing. */
+static int vfio_pci_m_notify(struct vfio_pci_device *vdev,
+			     enum vfio_pci_notify which,
+			     const struct vfio_irq_set *hdr, u32 dtype,
+			     const void *data)
+{
+	switch (dtype) {
+	case VFIO_IRQ_SET_DATA_NONE:
+		/* As upstream: with no eventfd there is nothing to do it to. */
+		if (!vfio_pci_notify_present(vdev, which))
+			return -EINVAL;
+		if (hdr->count)
+			vfio_pci_notify_signal(vdev, which);
+		else
+			vfio_pci_notify_set_fd(vdev, which, -1);
+		return 0;
+	case VFIO_IRQ_SET_DATA_BOOL:
+		if (!hdr->count)
+			return -EINVAL;
+		if (*(const u8 *)data)
+			vfio_pci_notify_signal(vdev, which);
+		return 0;
+	}
+	if (!hdr->count)
+		return -EINVAL;
+	return vfio_pci_notify_set_fd(vdev, which, *(const s32 *)data);
+}
+
+static int vfio_pci_m_set_irqs_locked(struct vfio_pci_device *vdev,
+				      const struct vfio_irq_set *hdr,
+				      const void *data)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	u32 action = vfio_pci_irq_set_action(hdr->flags);
+
+	lockdep_assert_held(&vdev->lock);
+
+	switch (hdr->index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		if (action == VFIO_IRQ_SET_ACTION_MASK)
+			return vfio_pci_m_intx_mask(vdev, hdr, dtype, data);
+		if (action == VFIO_IRQ_SET_ACTION_UNMASK)
+			return vfio_pci_m_intx_unmask(vdev, hdr, dtype, data);
+		fallthrough;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		/* MSI masking is not offered, as upstream. */
+		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
+			return vfio_pci_m_trigger(vdev,
+						  vfio_pci_m_type(hdr->index),
+						  hdr, dtype, data);
+		break;
+	case VFIO_PCI_ERR_IRQ_INDEX:
+		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
+			return vfio_pci_m_notify(vdev, VFIO_PCI_NOTIFY_ERR,
+						 hdr, dtype, data);
+		break;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
+			return vfio_pci_m_notify(vdev, VFIO_PCI_NOTIFY_REQ,
+						 hdr, dtype, data);
+		break;
+	}
+	/* No action, several, or one the index does not have. */
+	return -ENOTTY;
+}
+
+static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
+				void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_irq_set, count);
+	struct vfio_irq_set hdr;
+	void *data = NULL;
+	u32 data_size, max = 0;
+	long ret;
+
+	if (copy_from_user(&hdr, arg, minsz))
+		return -EFAULT;
+	/* The counts are the device's, fixed: no lock needed. */
+	if (hdr.index < VFIO_PCI_NUM_IRQS)
+		max = vfio_pci_m_irq_count(vdev, hdr.index);
+	ret = vfio_pci_irq_set_check(hdr.argsz, hdr.flags, hdr.index,
+				     hdr.start, hdr.count, VFIO_PCI_NUM_IRQS,
+				     max, &data_size);
+	if (ret)
+		return ret;
+	/* Copied before taking any lock: see memory_lock's rule. */
+	if (data_size) {
+		data = memdup_user(arg + minsz, data_size);
+		if (IS_ERR(data))
+			return PTR_ERR(data);
+	}
+
+	mutex_lock(&vdev->lock);
+	ret = vfio_pci_m_set_irqs_locked(vdev, &hdr, data);
+	mutex_unlock(&vdev->lock);
+	kfree(data);
+	return ret;
+}
+
+/* ---------------- the rest --------------------------------------------- */
+
+/*
+ * We do no bus or slot reset for the user: it would reset every device
+ * behind the bridge, which needs proof that the user owns all of them.
+ * -ENODEV is what upstream returns when neither a slot nor a bus reset is
+ * possible, after the same argument checks.
+ */
+static long vfio_pci_m_hot_reset_info(void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_pci_hot_reset_info, count);
+	struct vfio_pci_hot_reset_info hdr;
+
+	if (copy_from_user(&hdr, arg, minsz))
+		return -EFAULT;
+	if (hdr.argsz < minsz)
+		return -EINVAL;
+	return -ENODEV;
+}
+
+static long vfio_pci_m_hot_reset(void __user *arg)
+{
+	const size_t minsz = offsetofend(struct vfio_pci_hot_reset, count);
+	struct vfio_pci_hot_reset hdr;
+
+	if (copy_from_user(&hdr, arg, minsz))
+		return -EFAULT;
+	if (hdr.argsz < minsz || hdr.flags)
+		return -EINVAL;
+	return -ENODEV;
+}
+
+long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct vfio_pci_device *vdev = device_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case VFIO_DEVICE_GET_INFO:
+		return vfio_pci_m_get_info(vdev, uarg);
+	case VFIO_DEVICE_GET_REGION_INFO:
+		return vfio_pci_m_get_region_info(vdev, uarg);
+	case VFIO_DEVICE_GET_IRQ_INFO:
+		return vfio_pci_m_get_irq_info(vdev, uarg);
+	case VFIO_DEVICE_SET_IRQS:
+		return vfio_pci_m_set_irqs(vdev, uarg);
+	case VFIO_DEVICE_RESET:
+		return vfio_pci_reset(vdev);
+	case VFIO_DEVICE_GET_PCI_HOT_RESET_INFO:
+		return vfio_pci_m_hot_reset_info(uarg);
+	case VFIO_DEVICE_PCI_HOT_RESET:
+		return vfio_pci_m_hot_reset(uarg);
+	}
+	/* DEVICE_FEATURE, IOEVENTFD, QUERY_GFX_PLANE, ...: not offered. */
+	return -ENOTTY;
+}
