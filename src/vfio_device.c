@@ -236,19 +236,19 @@ static int vfio_device_fops_release(struct inode *inode, struct file *filep)
 }
 
 /*
- * Every op on a device fd runs between these two, and only when
- * vfio_device_enter() returned true: a revoke waits for such sections.
+ * Every op on a device fd runs between these two, and does nothing but
+ * fail when vfio_device_enter() returned false (revoked): a revoke waits
+ * for such sections to end.
  */
 static bool vfio_device_enter(struct vfio_device *device, int *idx)
+	__acquires(&device->srcu)
 {
 	*idx = srcu_read_lock(&device->srcu);
-	if (!READ_ONCE(device->revoked))
-		return true;
-	srcu_read_unlock(&device->srcu, *idx);
-	return false;
+	return !READ_ONCE(device->revoked);
 }
 
 static void vfio_device_exit(struct vfio_device *device, int idx)
+	__releases(&device->srcu)
 {
 	srcu_read_unlock(&device->srcu, idx);
 }
@@ -260,8 +260,10 @@ static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 	long ret;
 	int idx;
 
-	if (!vfio_device_enter(device, &idx))
+	if (!vfio_device_enter(device, &idx)) {
+		vfio_device_exit(device, idx);
 		return -ENODEV;
+	}
 	ret = device->ops->ioctl(device->device_data, cmd, arg);
 	vfio_device_exit(device, idx);
 	return ret;
@@ -275,8 +277,10 @@ static long vfio_device_fops_modern_ioctl(struct file *filep,
 	long ret = -ENOTTY;
 	int idx;
 
-	if (!vfio_device_enter(device, &idx))
+	if (!vfio_device_enter(device, &idx)) {
+		vfio_device_exit(device, idx);
 		return -ENODEV;
+	}
 	if (device->ops->modern_ioctl)
 		ret = device->ops->modern_ioctl(device->device_data, cmd, arg);
 	vfio_device_exit(device, idx);
@@ -320,8 +324,10 @@ static ssize_t vfio_device_rw_one(struct vfio_device *device, char *kbuf,
 	ssize_t ret;
 	int idx;
 
-	if (!vfio_device_enter(device, &idx))
+	if (!vfio_device_enter(device, &idx)) {
+		vfio_device_exit(device, idx);
 		return -ENODEV;
+	}
 	ret = write ? device->ops->write(device->device_data, kbuf, n, pos) :
 		      device->ops->read(device->device_data, kbuf, n, pos);
 	vfio_device_exit(device, idx);
@@ -411,8 +417,10 @@ static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
 	vm_fault_t ret;
 	int idx;
 
-	if (!vfio_device_enter(device, &idx))
+	if (!vfio_device_enter(device, &idx)) {
+		vfio_device_exit(device, idx);
 		return VM_FAULT_SIGBUS;
+	}
 	/* The bus driver knows whether the device decodes the page now. */
 	if (device->ops->fault)
 		ret = device->ops->fault(device->device_data, vmf, pfn);
@@ -434,8 +442,10 @@ static int vfio_device_fops_mmap(struct file *filep,
 	int ret = -EINVAL;
 	int idx;
 
-	if (!vfio_device_enter(device, &idx))
+	if (!vfio_device_enter(device, &idx)) {
+		vfio_device_exit(device, idx);
 		return -ENODEV;
+	}
 	if (!device->ops->mmap)
 		goto out;
 	ret = device->ops->mmap(device->device_data, vma, &pfn);
