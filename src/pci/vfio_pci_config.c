@@ -2,32 +2,26 @@
 /*
  * vfio-dkms PCI bus driver: the virtualised config space (region 7).
  *
- * The user must never move the device's decoding windows, its interrupt
- * routing or its power state behind the host's back, so config space is
- * filtered a dword at a time:
+ * What a read or write of each dword does is data: the header's and each
+ * capability's permissions in vfio_pci_config_perm.h.  The code here
+ * carries them out a dword at a time:
  *
- *  - BARs and the ROM BAR are virtual: writes land in a shadow that is
- *    masked by the BAR size, so sizing with all ones reads back the size
- *    mask and any other value reads back as written (minus the bits below
- *    the size); the real BARs never change.
- *  - The command register passes memory, I/O and bus master enable to
- *    the device (DMA needs bus master).  Decode changes under memory_lock
- *    (see vfio_pci_private.h): mmaps are zapped before memory decode goes
- *    off, and BARs the device lost are put back before decode comes on.
- *    INTx disable passes through too,
- *    except while an IRQ index is active: then the kernel owns that bit
- *    and the user's value is only remembered.  All other bits are dropped.
- *  - Cache line size, latency timer and interrupt line are plain virtual
- *    bytes: harmless to the user, meaningless to the device.
- *  - Everything else reads the real register and ignores writes.  That
- *    includes the MSI and MSI-X capabilities, which the kernel programs
- *    from VFIO_DEVICE_SET_IRQ_EVENTFDS: reads show what the device really
- *    has (enable bits, vector counts, the kernel's address and data).
+ *  - BAR and ROM BAR writes land in a shadow masked by the BAR size; the
+ *    real BARs never change.
+ *  - Command register writes reach the device under memory_lock (see
+ *    vfio_pci_private.h): mmaps are zapped before memory decode goes off,
+ *    and BARs the device lost are put back before decode comes on.
+ *  - Virtual bytes (cache line size, latency timer, interrupt line) live
+ *    in the shadow; everything else reads the real register and ignores
+ *    writes.  That includes the MSI and MSI-X capabilities, which the
+ *    kernel programs from the IRQ ioctls: reads show what the device
+ *    really has (enable bits, vector counts, the kernel's address/data).
  *
  * Callers hold vdev->lock.
  */
 #include <linux/pci.h>
 
+#include "vfio_pci_config_perm.h"
 #include "vfio_pci_private.h"
 
 /*
@@ -85,57 +79,71 @@ static u32 vfio_pci_rom_value(struct pci_dev *pdev, u32 val)
 	return (val & mask) | (val & PCI_ROM_ADDRESS_ENABLE);
 }
 
-/* From open: the shadow starts out as the host configured the device. */
+static u32 vfio_pci_config_dword(void *ctx, u32 where)
+{
+	u32 val;
+
+	if (pci_read_config_dword(ctx, where, &val))
+		return ~0U;
+	return val;
+}
+
+/*
+ * From open: the shadow starts out as the host configured the device,
+ * and the map of capabilities is taken once (their layout is fixed).
+ */
 void vfio_pci_config_init(struct vfio_pci_device *vdev)
 {
 	struct pci_dev *pdev = vdev->pdev;
-	u32 val;
+	const struct vfio_cfg_perm *perm;
+	u32 where, val;
 	u16 cmd;
-	int i;
 
-	for (i = 0; i < VFIO_PCI_NUM_BARS; i++) {
-		pci_read_config_dword(pdev, PCI_BASE_ADDRESS_0 + 4 * i, &val);
-		vdev->rbar[i] = val;
-		vdev->vbar[i] = vfio_pci_bar_value(pdev, i, val);
+	vfio_cfg_map_caps(vfio_pci_config_dword, pdev, pdev->cfg_size,
+			  vdev->cfg_map);
+
+	for (where = 0; where < PCI_STD_HEADER_SIZEOF; where += 4) {
+		perm = &vfio_cfg_header[where / 4];
+		pci_read_config_dword(pdev, where, &val);
+		switch (perm->kind) {
+		case VFIO_CFG_BAR:
+			vdev->rbar[(where - PCI_BASE_ADDRESS_0) / 4] = val;
+			val = vfio_pci_bar_value(pdev,
+					(where - PCI_BASE_ADDRESS_0) / 4, val);
+			break;
+		case VFIO_CFG_ROM:
+			val = vfio_pci_rom_value(pdev, val);
+			break;
+		}
+		vdev->vconfig[where / 4] = val;
 	}
-	pci_read_config_dword(pdev, PCI_ROM_ADDRESS, &val);
-	vdev->vrom = vfio_pci_rom_value(pdev, val);
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
 	vdev->vcmd_intx = cmd & PCI_COMMAND_INTX_DISABLE;
-	pci_read_config_byte(pdev, PCI_CACHE_LINE_SIZE, &vdev->vcacheline);
-	pci_read_config_byte(pdev, PCI_LATENCY_TIMER, &vdev->vlatency);
-	pci_read_config_byte(pdev, PCI_INTERRUPT_LINE, &vdev->vintline);
 }
 
 static int vfio_pci_read_dword(struct vfio_pci_device *vdev, u32 where,
 			       u32 *val)
 {
-	struct pci_dev *pdev = vdev->pdev;
+	const struct vfio_cfg_perm *perm;
 	int ret;
 
-	switch (where) {
-	case PCI_BASE_ADDRESS_0 ... PCI_BASE_ADDRESS_5:
-		*val = vdev->vbar[(where - PCI_BASE_ADDRESS_0) / 4];
-		return 0;
-	case PCI_ROM_ADDRESS:
-		*val = vdev->vrom;
+	perm = vfio_cfg_perm_at(vdev->cfg_map, where);
+	if (perm->kind == VFIO_CFG_BAR || perm->kind == VFIO_CFG_ROM) {
+		*val = vdev->vconfig[where / 4];
 		return 0;
 	}
 
-	ret = pci_user_read_config_dword(pdev, where, val);
+	ret = pci_user_read_config_dword(vdev->pdev, where, val);
 	if (ret)
 		return ret;
 
-	switch (where) {
-	case PCI_COMMAND:
+	switch (perm->kind) {
+	case VFIO_CFG_COMMAND:
 		*val = (*val & ~PCI_COMMAND_INTX_DISABLE) | vdev->vcmd_intx;
 		break;
-	case PCI_CACHE_LINE_SIZE:
-		*val = (*val & 0xffff0000) | vdev->vcacheline |
-		       (vdev->vlatency << 8);
-		break;
-	case PCI_INTERRUPT_LINE:
-		*val = (*val & ~0xffU) | vdev->vintline;
+	case VFIO_CFG_VIRT:
+		*val = vfio_cfg_merge(*val, vdev->vconfig[where / 4],
+				      perm->virt);
 		break;
 	}
 	return 0;
@@ -167,10 +175,10 @@ static void vfio_pci_bar_restore(struct vfio_pci_device *vdev)
 				       vdev->rbar[i]);
 }
 
-static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val)
+static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val,
+				   u32 write)
 {
 	const u16 decode = PCI_COMMAND_IO | PCI_COMMAND_MEMORY;
-	const u16 pass = decode | PCI_COMMAND_MASTER;
 	struct pci_dev *pdev = vdev->pdev;
 	u16 cmd, new;
 
@@ -191,9 +199,8 @@ static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val)
 	/* The INTx handler flips INTx disable under irqlock. */
 	spin_lock_irq(&vdev->irqlock);
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
-	new = (cmd & ~pass) | (val & pass);
-	if (vdev->irq_type == VFIO_PCI_IRQ_NONE)
-		new = (new & ~PCI_COMMAND_INTX_DISABLE) | vdev->vcmd_intx;
+	new = vfio_cfg_command(cmd, val, write,
+			       vdev->irq_type != VFIO_PCI_IRQ_NONE);
 	if (new != cmd)
 		pci_write_config_word(pdev, PCI_COMMAND, new);
 	spin_unlock_irq(&vdev->irqlock);
@@ -204,41 +211,39 @@ static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val)
 static void vfio_pci_write_dword(struct vfio_pci_device *vdev, u32 where,
 				 u32 val, u32 bytes)
 {
+	const struct vfio_cfg_perm *perm;
 	struct pci_dev *pdev = vdev->pdev;
+	u32 *shadow = NULL;
 	u32 cur;
-	int bar;
 
-	switch (where) {
-	case PCI_BASE_ADDRESS_0 ... PCI_BASE_ADDRESS_5:
-		bar = (where - PCI_BASE_ADDRESS_0) / 4;
-		cur = (vdev->vbar[bar] & ~bytes) | (val & bytes);
-		vdev->vbar[bar] = vfio_pci_bar_value(pdev, bar, cur);
+	perm = vfio_cfg_perm_at(vdev->cfg_map, where);
+	if (where < PCI_STD_HEADER_SIZEOF)
+		shadow = &vdev->vconfig[where / 4];
+
+	switch (perm->kind) {
+	case VFIO_CFG_BAR:
+		cur = vfio_cfg_merge(*shadow, val, bytes);
+		*shadow = vfio_pci_bar_value(pdev,
+					     (where - PCI_BASE_ADDRESS_0) / 4,
+					     cur);
 		break;
-	case PCI_ROM_ADDRESS:
-		cur = (vdev->vrom & ~bytes) | (val & bytes);
-		vdev->vrom = vfio_pci_rom_value(pdev, cur);
+	case VFIO_CFG_ROM:
+		*shadow = vfio_pci_rom_value(pdev,
+					     vfio_cfg_merge(*shadow, val, bytes));
 		break;
-	case PCI_COMMAND:
-		/* The status half (bytes 2-3) is not the user's to clear. */
-		if (!(bytes & 0xffff))
+	case VFIO_CFG_VIRT:
+		*shadow = vfio_cfg_merge(*shadow, val, bytes & perm->virt);
+		break;
+	case VFIO_CFG_COMMAND:
+		if (!(bytes & perm->write))
 			break;
 		if (vfio_pci_read_dword(vdev, where, &cur))
 			break;
-		cur = (cur & ~bytes) | (val & bytes);
-		vfio_pci_write_command(vdev, cur & 0xffff);
-		break;
-	case PCI_CACHE_LINE_SIZE:
-		if (bytes & 0xff)
-			vdev->vcacheline = val & 0xff;
-		if (bytes & 0xff00)
-			vdev->vlatency = (val >> 8) & 0xff;
-		break;
-	case PCI_INTERRUPT_LINE:
-		if (bytes & 0xff)
-			vdev->vintline = val & 0xff;
+		cur = vfio_cfg_merge(cur, val, bytes);
+		vfio_pci_write_command(vdev, cur & 0xffff, perm->write);
 		break;
 	default:
-		/* Unknown or kernel-owned: dropped. */
+		/* The device's, or the kernel's: dropped. */
 		break;
 	}
 }
@@ -265,7 +270,7 @@ ssize_t vfio_pci_config_rw(struct vfio_pci_device *vdev, char *buf,
 		u32 where = off & ~3U;
 		u32 shift = off & 3;
 		size_t n = min_t(size_t, count - done, 4 - shift);
-		u32 bytes = (n == 4 ? ~0U : (1U << (8 * n)) - 1) << (8 * shift);
+		u32 bytes = vfio_cfg_bytes(shift, n);
 		__le32 le = 0;
 		u32 val;
 

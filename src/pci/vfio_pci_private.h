@@ -122,13 +122,14 @@ struct vfio_pci_device {
 	u32			msix_offset;
 	u32			msix_size;
 
-	/* Virtual config space: what the user sees and last wrote. */
-	u32			vbar[VFIO_PCI_NUM_BARS];
-	u32			vrom;
+	/*
+	 * Virtual config space (vfio_pci_config_perm.h says which bits):
+	 * the shadow of the header's dwords, what the user sees and last
+	 * wrote, and which capability each dword of the space belongs to.
+	 */
+	u32			vconfig[PCI_STD_HEADER_SIZEOF / 4];
 	u16			vcmd_intx;	/* user's INTx disable bit */
-	u8			vcacheline;
-	u8			vlatency;
-	u8			vintline;
+	u8			cfg_map[PCI_CFG_SPACE_EXP_SIZE / 4];
 
 	enum vfio_pci_irq_type	irq_type;
 	int			num_vectors;	/* MSI/MSI-X vectors in use */
