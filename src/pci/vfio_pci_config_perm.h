@@ -79,12 +79,16 @@ static const struct vfio_cfg_perm vfio_cfg_header[VFIO_CFG_HDR_DWORDS] = {
 static const struct vfio_cfg_perm vfio_cfg_caps[256] = {
 	/* D-state changes can lose BARs and config behind the host. */
 	[PCI_CAP_ID_PM] = { .kind = VFIO_CFG_REAL },
-	/* The kernel programs both from SET_IRQS; a user's write would
-	 * aim the device's interrupts at an address of its choosing. */
+	/*
+	 * The kernel programs both from SET_IRQS; a user's write would
+	 * aim the device's interrupts at an address of its choosing.
+	 */
 	[PCI_CAP_ID_MSI] = { .kind = VFIO_CFG_REAL },
 	[PCI_CAP_ID_MSIX] = { .kind = VFIO_CFG_REAL },
-	/* Device control holds FLR initiate, max payload and relaxed
-	 * ordering, link control ASPM and retrain: all the host's. */
+	/*
+	 * Device control holds FLR initiate, max payload and relaxed
+	 * ordering, link control ASPM and retrain: all the host's.
+	 */
 	[PCI_CAP_ID_EXP] = { .kind = VFIO_CFG_REAL },
 	/* Meaning unknown to us: read-only is the safe side. */
 	[PCI_CAP_ID_VNDR] = { .kind = VFIO_CFG_REAL },
