@@ -66,7 +66,7 @@ static long vfio_container_check_extension(struct vfio_iommu *iommu,
 		/* Known once there is a domain, as upstream's answer. */
 		mutex_lock(&vfio_lock);
 		ret = iommu->type && (iommu->prot & IOMMU_CACHE);
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		return ret;
 	}
 	/* Never negative: QEMU takes -1 for "supported". */
@@ -88,7 +88,7 @@ static long vfio_container_set_iommu(struct vfio_iommu *iommu,
 		ret = vfio_iommu_user_get(iommu);
 	if (!ret)
 		iommu->type = arg;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -108,7 +108,7 @@ static int vfio_container_use(struct vfio_iommu *iommu, bool owner)
 		ret = -EPERM;
 	else
 		iommu->users++;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -116,7 +116,7 @@ static void vfio_container_unuse(struct vfio_iommu *iommu)
 {
 	mutex_lock(&vfio_lock);
 	vfio_iommu_user_put(iommu);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 }
 
 /*
@@ -287,7 +287,7 @@ static long vfio_container_type1_ioctl(struct vfio_iommu *iommu,
 		/* Upstream: -EINVAL without an IOMMU, its own answer with. */
 		mutex_lock(&vfio_lock);
 		ret = iommu->type ? -ENOTTY : -EINVAL;
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		return ret;
 	}
 

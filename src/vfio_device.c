@@ -167,14 +167,14 @@ void vfio_unregister_device(struct device *dev)
 	mutex_lock(&vfio_lock);
 	device = vfio_device_find(dev);
 	if (WARN_ON(!device)) {
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		return;
 	}
 	/* From here on GET_DEVICE_FD cannot find it. */
 	group = device->group;
 	list_del_init(&device->group_next);
 	device->group = NULL;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 
 	if (READ_ONCE(device->open_count)) {
 		mutex_lock(&device->open_lock);
@@ -194,7 +194,7 @@ void vfio_unregister_device(struct device *dev)
 
 	mutex_lock(&vfio_lock);
 	vfio_group_maybe_free(group);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	vfio_device_put(device);
 }
 EXPORT_SYMBOL_GPL(vfio_unregister_device);
@@ -227,7 +227,7 @@ static int vfio_device_fops_release(struct inode *inode, struct file *filep)
 	vfio_device_close(device);
 	if (!device->open_count)
 		device->group_file = NULL;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	vfio_device_put(device);
 	/* Last: the group's release may detach it from its container. */
 	if (group_file)

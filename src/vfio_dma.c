@@ -179,13 +179,18 @@ static void vfio_dma_free(struct vfio_dma *dma)
 	kfree(dma);
 }
 
-/* Charge or release @npages of locked memory to the owner, if alive. */
+/* Release @npages of locked memory charged to @mm, if it is alive. */
+static void vfio_dma_uncharge_mm(struct mm_struct *mm, unsigned long npages)
+{
+	if (!npages || !mmget_not_zero(mm))
+		return;
+	account_locked_vm(mm, npages, false);
+	mmput(mm);
+}
+
 static void vfio_dma_uncharge(struct vfio_iommu *iommu, unsigned long npages)
 {
-	if (!npages || !mmget_not_zero(iommu->mm))
-		return;
-	account_locked_vm(iommu->mm, npages, false);
-	mmput(iommu->mm);
+	vfio_dma_uncharge_mm(iommu->mm, npages);
 }
 
 /* Smallest granule the domain maps, never below a CPU page. */
@@ -619,6 +624,62 @@ u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 	mutex_unlock(&iommu->dma_lock);
 	vfio_dma_uncharge(iommu, unpinned);
 	return (u64)unpinned << PAGE_SHIFT;
+}
+
+struct vfio_dma_remains *vfio_dma_remains_alloc(void)
+{
+	struct vfio_dma_remains *rem;
+
+	rem = kzalloc(sizeof(*rem), GFP_KERNEL_ACCOUNT);
+	if (rem)
+		INIT_LIST_HEAD(&rem->next);
+	return rem;
+}
+
+/*
+ * Move @iommu's mappings, domain and owner into @rem, leaving the object
+ * closed and empty; its groups are detached already.  Unpinning half a
+ * gigabyte takes long enough that it is not done here, under vfio.lock,
+ * but by vfio_dma_reap() once the lock is dropped.
+ */
+void vfio_dma_bury(struct vfio_iommu *iommu, struct vfio_dma_remains *rem)
+{
+	mutex_lock(&iommu->dma_lock);
+	rem->tree = iommu->dma_tree;
+	iommu->dma_tree = RB_ROOT_CACHED;
+	iommu->dma_count = 0;
+	mutex_unlock(&iommu->dma_lock);
+	rem->domain = iommu->domain;
+	rem->mm = iommu->mm;
+	iommu->domain = NULL;
+	iommu->mm = NULL;
+}
+
+/*
+ * Free what vfio_dma_bury() kept.  The domain goes first, whole: with no
+ * group attached there is no IOTLB entry of it to flush page by page, and
+ * once it is gone no translation to the pages is left anywhere.
+ */
+void vfio_dma_reap(struct vfio_dma_remains *rem)
+{
+	unsigned long unpinned = 0, first, end;
+	struct rb_node *node;
+	struct vfio_dma *dma;
+
+	iommu_domain_free(rem->domain);
+	while ((node = rb_first_cached(&rem->tree))) {
+		dma = rb_entry(node, struct vfio_dma, rb);
+		first = dma->first;
+		end = vfio_dma_pgoff(dma, dma->last) + 1;
+		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
+		unpinned += end - first;
+		vfio_dma_tree_remove(dma, &rem->tree);
+		vfio_dma_free(dma);
+		cond_resched();
+	}
+	vfio_dma_uncharge_mm(rem->mm, unpinned);
+	mmdrop(rem->mm);
+	kfree(rem);
 }
 
 /* How many more mappings fit under max_mappings. */

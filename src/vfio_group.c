@@ -182,13 +182,13 @@ int vfio_group_add_device(struct vfio_device *device,
 	} else {
 		group = vfio_group_create(iommu_group, device->dev);
 		if (IS_ERR(group)) {
-			mutex_unlock(&vfio_lock);
+			vfio_unlock();
 			return PTR_ERR(group);
 		}
 	}
 	device->group = group;
 	list_add_tail(&device->group_next, &group->device_list);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return 0;
 }
 
@@ -267,7 +267,7 @@ bool vfio_group_add_dev(struct device *dev)
 			dev_warn(dev, "added to group %d, which is in use: claimed for vfio\n",
 				 group->id);
 	}
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	iommu_group_put(iommu_group);
 	return in_use;
 }
@@ -284,7 +284,7 @@ void vfio_group_del_dev(struct device *dev, bool hold)
 		group = vfio_group_find(iommu_group);
 		if (group)
 			sysfs_remove_link(group->devices_kobj, dev_name(dev));
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		iommu_group_put(iommu_group);
 	}
 	if (hold)

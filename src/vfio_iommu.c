@@ -145,7 +145,7 @@ static void vfio_iommu_release(struct kref *kref)
 {
 	struct vfio_iommu *iommu = container_of(kref, struct vfio_iommu, kref);
 
-	WARN_ON(iommu->users || iommu->domain);
+	WARN_ON(iommu->users || iommu->domain || iommu->remains);
 	kfree(iommu);
 }
 
@@ -286,14 +286,20 @@ int vfio_iommu_open(struct vfio_iommu *iommu)
 	int ret;
 
 	lockdep_assert_held(&vfio_lock);
+	iommu->remains = vfio_dma_remains_alloc();
+	if (!iommu->remains)
+		return -ENOMEM;
 	dev = vfio_iommu_get_dev(iommu);
-	if (!dev)
-		return -ENODEV;
+	if (!dev) {
+		ret = -ENODEV;
+		goto err_remains;
+	}
 
 	iommu->domain = vfio_domain_alloc(dev);
 	if (!iommu->domain) {
 		put_device(dev);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_remains;
 	}
 	iommu->prot = device_iommu_capable(dev, IOMMU_CAP_CACHE_COHERENCY) ?
 		      IOMMU_CACHE : 0;
@@ -325,22 +331,48 @@ err_detach:
 	}
 	iommu_domain_free(iommu->domain);
 	iommu->domain = NULL;
+err_remains:
+	kfree(iommu->remains);
+	iommu->remains = NULL;
 	return ret;
 }
 
+/* Closed IOMMU objects' mappings, for the task that closed them. */
+static LIST_HEAD(vfio_remains);		/* vfio.lock */
+
+/*
+ * Its devices are quiesced: detach the groups, which ends all DMA into
+ * the mappings, and leave the mappings to the caller's vfio_unlock().
+ */
 void vfio_iommu_close(struct vfio_iommu *iommu)
 {
 	struct vfio_group *group;
 
 	lockdep_assert_held(&vfio_lock);
-	vfio_dma_unmap_all(iommu);
 	list_for_each_entry(group, &iommu->group_list, iommu_next)
 		vfio_iommu_detach_group(iommu, group);
 	vfio_dma_set_resv(iommu, NULL, 0);
-	iommu_domain_free(iommu->domain);
-	iommu->domain = NULL;
-	mmdrop(iommu->mm);
-	iommu->mm = NULL;
+	vfio_dma_bury(iommu, iommu->remains);
+	list_add_tail(&iommu->remains->next, &vfio_remains);
+	iommu->remains = NULL;
+}
+
+/*
+ * Release vfio.lock, then unpin what the IOMMU objects closed under it
+ * held.  Only the holder adds to the list, and it empties the list
+ * before it lets go, so each task reaps its own closes, and its close()
+ * returns with nothing of it pinned.
+ */
+void vfio_unlock(void)
+{
+	struct vfio_dma_remains *rem, *next;
+	LIST_HEAD(reap);
+
+	lockdep_assert_held(&vfio_lock);
+	list_splice_init(&vfio_remains, &reap);
+	mutex_unlock(&vfio_lock);
+	list_for_each_entry_safe(rem, next, &reap, next)
+		vfio_dma_reap(rem);
 }
 
 /* One user (IOMMU fd or device fd) fewer; the last closes the set. */

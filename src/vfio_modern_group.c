@@ -94,7 +94,7 @@ static int vfio_group_set_container(struct vfio_group *group, int fd)
 	vfio_group_set_iommu(group, container);
 	ret = 0;
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	fput(file);
 	return ret;
 }
@@ -127,7 +127,7 @@ static int vfio_group_unset_container(struct vfio_group *group)
 	vfio_group_leave_container(group, fresh);
 	fresh = NULL;
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	if (fresh)
 		vfio_iommu_put(fresh);
 	return ret;
@@ -147,7 +147,7 @@ static int vfio_group_get_status(struct vfio_group *group,
 	status.flags = 0;
 	mutex_lock(&vfio_lock);
 	if (group->dead) {
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		return -ENODEV;
 	}
 	if (vfio_group_in_container(group))
@@ -155,7 +155,7 @@ static int vfio_group_get_status(struct vfio_group *group,
 			       VFIO_GROUP_FLAGS_CONTAINER_SET;
 	else if (vfio_group_viable(group))
 		status.flags = VFIO_GROUP_FLAGS_VIABLE;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 
 	return copy_to_user(arg, &status, minsz) ? -EFAULT : 0;
 }
@@ -188,7 +188,7 @@ static int vfio_group_modern_device_fd(struct file *filep, const char *name)
 	}
 	ret = vfio_device_new_fd(found, group->iommu, filep);
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -237,7 +237,7 @@ static int vfio_group_modern_open(struct inode *inode, struct file *filep)
 		group->node_open = true;
 		filep->private_data = group;
 	}
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -257,7 +257,7 @@ static int vfio_group_modern_release(struct inode *inode, struct file *filep)
 		vfio_iommu_put(fresh);
 	group->node_open = false;
 	vfio_group_maybe_free(group);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return 0;
 }
 

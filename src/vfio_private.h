@@ -19,6 +19,11 @@
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
  *   vfio_pci_device.irqlock, vfio_removals_lock  (spinlocks, innermost)
  *
+ * Nothing that takes long runs under vfio.lock on a user's behalf: an
+ * IOMMU object's last close detaches its groups under it, but leaves the
+ * unpinning (up to all of the owner's memory) to vfio_unlock(), which
+ * the closing task calls and which does it after the mutex is released.
+ *
  * The type1 and seed IOMMU ioctls map and unmap under dma_lock only:
  * they hold a user of the IOMMU object (taken and dropped under
  * vfio.lock), which keeps its domain.
@@ -52,6 +57,20 @@
 #include "vfio_range.h"
 
 /*
+ * struct vfio_dma_remains - what a closed IOMMU object leaves to undo:
+ * its mappings, the domain they are in, and the owner they are charged
+ * to.  The domain is attached to no group any more, so no device reaches
+ * the pages, and the object itself may already be open again with a
+ * domain of its own.  Allocated at open, so that closing cannot fail.
+ */
+struct vfio_dma_remains {
+	struct list_head	next;	/* vfio.lock: until it is reaped */
+	struct rb_root_cached	tree;
+	struct iommu_domain	*domain;
+	struct mm_struct	*mm;	/* mmgrab()ed */
+};
+
+/*
  * struct vfio_iommu - the IOMMU object shared by a set of groups
  *
  * The seed ABI's groups each start in a set of their own and join others
@@ -72,6 +91,8 @@ struct vfio_iommu {
 	u32			type;
 	struct iommu_domain	*domain;	/* vfio.lock; stable while users */
 	struct mm_struct	*mm;		/* vfio.lock; mmgrab()ed owner */
+	/* vfio.lock; while open: where closing puts the mappings */
+	struct vfio_dma_remains	*remains;
 	int			prot;		/* extra IOMMU_* prot (CACHE) */
 
 	struct mutex		dma_lock;	/* everything below */
@@ -132,6 +153,7 @@ struct vfio_device {
 };
 
 extern struct mutex vfio_lock;
+void vfio_unlock(void);
 
 /* vfio_group.c: the group object and its nodes */
 int vfio_group_init(void);
@@ -187,6 +209,9 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 		   bool whole, u64 *unmapped);
 u64 vfio_dma_unmap_all(struct vfio_iommu *iommu);
+struct vfio_dma_remains *vfio_dma_remains_alloc(void);
+void vfio_dma_bury(struct vfio_iommu *iommu, struct vfio_dma_remains *rem);
+void vfio_dma_reap(struct vfio_dma_remains *rem);
 u32 vfio_dma_avail(struct vfio_iommu *iommu);
 unsigned int vfio_dma_iova_ranges(struct vfio_iommu *iommu,
 				  struct vfio_resv *out, unsigned int max);

@@ -59,7 +59,7 @@ static int vfio_group_get_iommu_fd(struct vfio_group *group)
 		vfio_iommu_put(iommu);
 	}
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -96,7 +96,7 @@ static int vfio_group_get_device_fd(struct vfio_group *group,
 
 	ret = vfio_device_new_fd(device, iommu, NULL);
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -148,7 +148,7 @@ static int vfio_group_merge(struct vfio_group *group, int fd)
 	kref_get(&iommu->kref);
 	vfio_group_set_iommu(new, iommu);
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 out_fput:
 	fput(file);
 	return ret;
@@ -183,7 +183,7 @@ static int vfio_group_unmerge(struct vfio_group *group)
 	vfio_group_set_iommu(group, fresh);
 	fresh = NULL;
 out:
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	kfree(fresh);
 	return ret;
 }
@@ -203,14 +203,14 @@ static int vfio_group_get_info(struct vfio_group *group,
 	info.flags = 0;
 	mutex_lock(&vfio_lock);
 	if (group->dead) {
-		mutex_unlock(&vfio_lock);
+		vfio_unlock();
 		return -ENODEV;
 	}
 	if (vfio_set_viable(group->iommu))
 		info.flags |= VFIO_GROUP_FLAGS_VIABLE;
 	if (group->iommu->mm)
 		info.flags |= VFIO_GROUP_FLAGS_MM_LOCKED;
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 
 	/* The seed returned copy_to_user()'s byte count as the result. */
 	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
@@ -265,7 +265,7 @@ static int vfio_group_fops_open(struct inode *inode, struct file *filep)
 		group->opened++;
 		filep->private_data = group;
 	}
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return ret;
 }
 
@@ -277,7 +277,7 @@ static int vfio_group_fops_release(struct inode *inode, struct file *filep)
 	group->opened--;
 	vfio_iommu_dissolve(group->iommu);
 	vfio_group_maybe_free(group);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	return 0;
 }
 

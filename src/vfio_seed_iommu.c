@@ -100,7 +100,7 @@ static int vfio_iommu_fops_release(struct inode *inode, struct file *filep)
 
 	mutex_lock(&vfio_lock);
 	vfio_iommu_user_put(iommu);
-	mutex_unlock(&vfio_lock);
+	vfio_unlock();
 	vfio_iommu_put(iommu);
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -588,6 +589,89 @@ static void test_close_unpins(struct vt *t, void *arg)
 	teardown(&c);
 }
 
+/*
+ * One user's close must not hold up another user's open: unpinning
+ * half a gigabyte happens after the topology lock is dropped.  A thread
+ * closes an IOMMU fd with BIG_MAP pinned BIG_MAPS times over; once it is inside close(), this
+ * thread opens another group's IOMMU and maps a page, and must be done
+ * before the close is.  With the unpin under the lock, the open waited
+ * for the whole close.
+ */
+#define BIG_MAP		(512UL << 20)
+#define BIG_MAPS	8
+#define CLOSE_HEAD_MS	20	/* how far into the close the open starts */
+
+struct closer {
+	int iommu;
+	uint64_t start_ms, end_ms;
+};
+
+static void *close_iommu(void *arg)
+{
+	struct closer *cl = arg;
+
+	cl->start_ms = vt_now_ms();
+	close(cl->iommu);
+	cl->end_ms = vt_now_ms();
+	return NULL;
+}
+
+static void test_close_does_not_block_others(struct vt *t, void *arg)
+{
+	struct closer cl = { .iommu = -1 };
+	uint64_t begin, end;
+	int group, other, iommu, i;
+	pthread_t thr;
+	void *big;
+	int ret;
+
+	(void)arg;
+	big = mmap(NULL, BIG_MAP, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (big == MAP_FAILED)
+		vt_skip(t, "mmap %lu MiB: %s", BIG_MAP >> 20, strerror(errno));
+	/* 4 KiB pages, the costly case: a huge page unpins in one go. */
+	madvise(big, BIG_MAP, MADV_NOHUGEPAGE);
+	memset(big, 0x5a, BIG_MAP);
+	group = VT_OK(t, vt_open_group_of(VT_TESTDEV0));
+	other = VT_OK(t, vt_open_group_of(VT_EDU1));
+	cl.iommu = VT_OK(t, vt_iommu_fd(group));
+	/* The same pages at BIG_MAPS IOVAs: a close long enough to see. */
+	for (i = 0; i < BIG_MAPS; i++)
+		VT_OK(t, vt_map(cl.iommu, big, (i + 1) * (1ULL << 32), BIG_MAP,
+				VFIO_DMA_MAP_FLAG_READ |
+				VFIO_DMA_MAP_FLAG_WRITE));
+
+	ret = pthread_create(&thr, NULL, close_iommu, &cl);
+	VT_CHECKF(t, ret == 0, "pthread_create: %s", strerror(ret));
+	while (!__atomic_load_n(&cl.start_ms, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(CLOSE_HEAD_MS * 1000);
+	begin = vt_now_ms();
+	iommu = vt_iommu_fd(other);
+	ret = iommu < 0 ? -1 : vt_map(iommu, big, 0x100000, PG,
+				      VFIO_DMA_MAP_FLAG_READ);
+	end = vt_now_ms();
+	pthread_join(thr, NULL);
+	VT_CHECKF(t, iommu >= 0 && ret == 0, "open and map in %s: %s",
+		  VT_EDU1, strerror(errno));
+	printf("# close of %d x %lu MiB pinned: %llu ms; another group's "
+	       "open+map %llu ms into it: %llu ms\n", BIG_MAPS, BIG_MAP >> 20,
+	       (unsigned long long)(cl.end_ms - cl.start_ms),
+	       (unsigned long long)(begin - cl.start_ms),
+	       (unsigned long long)(end - begin));
+	if (cl.end_ms - cl.start_ms <= CLOSE_HEAD_MS * 2)
+		vt_skip(t, "the close took only %llu ms: nothing to overlap",
+			(unsigned long long)(cl.end_ms - cl.start_ms));
+	VT_CHECKF(t, end < cl.end_ms,
+		  "the open+map ended %llu ms after the other close did",
+		  (unsigned long long)(end - cl.end_ms));
+	close(iommu);
+	close(other);
+	close(group);
+	munmap(big, BIG_MAP);
+}
+
 static void test_unknown_ioctl(struct vt *t, void *arg)
 {
 	struct ctx c;
@@ -619,6 +703,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unmap_nothing);
 	VT_RUN_CLOSE(&t, test_unmap_args);
 	VT_RUN_CLOSE(&t, test_close_unpins);
+	VT_RUN_CLOSE(&t, test_close_does_not_block_others);
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
 	return vt_done(&t);
 }
