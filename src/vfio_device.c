@@ -223,6 +223,21 @@ static int vfio_device_fops_release(struct inode *inode, struct file *filep)
 	struct file *group_file;
 
 	mutex_lock(&vfio_lock);
+	if (device->open_count == 1) {
+		/*
+		 * The last fd: the bus driver's release resets the device,
+		 * which can take a second (a bus reset) or a minute (a
+		 * device that is slow to come back), so it runs with
+		 * vfio.lock dropped.  The device stays open meanwhile, and
+		 * with it its IOMMU object's mappings; @closing turns new
+		 * fds away until it is quiet.
+		 */
+		device->closing = true;
+		vfio_unlock();
+		vfio_device_quiesce(device);
+		mutex_lock(&vfio_lock);
+		device->closing = false;
+	}
 	group_file = device->group_file;
 	vfio_device_close(device);
 	if (!device->open_count)
@@ -488,6 +503,9 @@ static int vfio_device_open(struct vfio_device *device,
 {
 	int ret;
 
+	/* Its last fd is being closed: it is about to be reset. */
+	if (device->closing)
+		return -EBUSY;
 	ret = vfio_iommu_user_get(iommu);
 	if (ret)
 		return ret;

@@ -22,7 +22,8 @@
  * Nothing that takes long runs under vfio.lock on a user's behalf: an
  * IOMMU object's last close detaches its groups under it, but leaves the
  * unpinning (up to all of the owner's memory) to vfio_unlock(), which
- * the closing task calls and which does it after the mutex is released.
+ * the closing task calls and which does it after the mutex is released;
+ * a device's last close resets it with the lock dropped (vfio_device.c).
  *
  * The type1 and seed IOMMU ioctls map and unmap under dma_lock only:
  * they hold a user of the IOMMU object (taken and dropped under
@@ -141,6 +142,7 @@ struct vfio_device {
 	struct list_head		group_next;
 	struct inode			*inode;	/* mapping of all its mmaps */
 	unsigned int			open_count;	/* vfio.lock */
+	bool				closing;	/* vfio.lock: last fd's release */
 	struct vfio_iommu		*iommu;	/* vfio.lock; while open */
 	/* vfio.lock: the /dev/vfio/<id> file its fds hold; NULL: seed */
 	struct file			*group_file;
