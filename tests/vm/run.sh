@@ -3,9 +3,11 @@
 #
 # The vm stage of `make check`: the guest suite on the std machine, then
 # t-device-msix on the msix machine (none of std's devices has an MSI-X
-# table, so that program skips every case there).  Prints both runs' vt
-# lines and summaries; exit status 0 only when both passed.  The std
-# run's log is kept as build/vm/console-std.log.  One run of either:
+# table, so that program skips every case there), then t-kill and
+# t-device-close on the slow machine (a 512 MiB BAR, a device with FLR).
+# Prints every run's vt lines and summaries; exit status 0 only when all
+# passed.  The std run's log is kept as build/vm/console-std.log.  One
+# run of either:
 #   tests/vm/run-suite.sh --machine msix --only '^t-device-msix$'
 set -euo pipefail
 
@@ -14,4 +16,5 @@ rc=0
 "$top/tests/vm/run-suite.sh" || rc=1
 cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
 "$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$' || rc=1
+"$top/tests/vm/run-suite.sh" --machine slow --only '^t-kill$|^t-device-close$' || rc=1
 exit "$rc"
