@@ -261,3 +261,132 @@ void vt_release_held(struct vt_held *h)
 	h->req = -1;
 }
 
+
+uint32_t vt_bar0_rd(struct vt *t, int fd, uint32_t reg)
+{
+	uint32_t v = 0;
+
+	VT_CHECKF(t, pread(fd, &v, 4, vt_roff(0) + reg) == 4,
+		  "pread BAR0+0x%x: %s", reg, strerror(errno));
+	return v;
+}
+
+void vt_bar0_wr(struct vt *t, int fd, uint32_t reg, uint32_t v)
+{
+	VT_CHECKF(t, pwrite(fd, &v, 4, vt_roff(0) + reg) == 4,
+		  "pwrite BAR0+0x%x: %s", reg, strerror(errno));
+}
+
+uint32_t vt_cfg_rd(struct vt *t, int fd, uint32_t off, size_t len)
+{
+	uint32_t v = 0;
+
+	VT_CHECKF(t, pread(fd, &v, len,
+			   vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+		  (ssize_t)len, "pread config 0x%x/%zu: %s", off, len,
+		  strerror(errno));
+	return v;
+}
+
+void vt_cfg_wr(struct vt *t, int fd, uint32_t off, size_t len, uint32_t v)
+{
+	VT_CHECKF(t, pwrite(fd, &v, len,
+			    vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+		  (ssize_t)len, "pwrite config 0x%x/%zu: %s", off, len,
+		  strerror(errno));
+}
+
+uint32_t vt_find_cap(struct vt *t, int fd, uint8_t id)
+{
+	uint32_t pos;
+	int guard = 48;		/* a looped list must not hang us */
+
+	if (!(vt_cfg_rd(t, fd, VT_PCI_STATUS, 2) & VT_PCI_STATUS_CAP_LIST))
+		return 0;
+	pos = vt_cfg_rd(t, fd, VT_PCI_CAP_PTR, 1) & ~3U;
+	while (pos >= 0x40 && guard--) {
+		if (vt_cfg_rd(t, fd, pos, 1) == id)
+			return pos;
+		pos = vt_cfg_rd(t, fd, pos + 1, 1) & ~3U;
+	}
+	return 0;
+}
+
+void vt_set_cmd_bits(struct vt *t, int fd, uint16_t set, uint16_t clear)
+{
+	uint16_t cmd = vt_cfg_rd(t, fd, VT_PCI_COMMAND, 2);
+
+	vt_cfg_wr(t, fd, VT_PCI_COMMAND, 2, (cmd | set) & ~clear);
+}
+
+void vt_set_irqs(struct vt *t, int fd, uint32_t index, uint32_t count,
+		 const int32_t *fds)
+{
+	VT_CHECKF(t, vt_set_irq_eventfds(fd, index, count, fds) == 0,
+		  "SET_IRQ_EVENTFDS index %u count %u: %s", index, count,
+		  strerror(errno));
+}
+
+uint32_t vt_edu_factorial(struct vt *t, int fd, uint32_t n)
+{
+	uint64_t end = vt_now_ms() + 2000;
+
+	vt_bar0_wr(t, fd, VT_EDU_FACT, n);
+	while (vt_bar0_rd(t, fd, VT_EDU_STATUS) & VT_EDU_STATUS_BUSY) {
+		VT_CHECKF(t, vt_now_ms() < end, "factorial still busy");
+		usleep(1000);
+	}
+	return vt_bar0_rd(t, fd, VT_EDU_FACT);
+}
+
+static void vt_ctx_init(struct vt_ctx *c)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->d.group_fd = c->d.iommu_fd = c->d.device_fd = -1;
+	for (i = 0; i < VT_CTX_EFDS; i++)
+		c->efd[i] = -1;
+}
+
+int vt_ctx_setup(struct vt_ctx *c)
+{
+	vt_ctx_init(c);
+	c->noaccess = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+	if (c->noaccess == MAP_FAILED) {
+		c->noaccess = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void vt_ctx_cleanup(struct vt_ctx *c)
+{
+	void *noaccess;
+	int i;
+
+	if (c->map)
+		munmap(c->map, c->maplen);
+	for (i = 0; i < VT_CTX_EFDS; i++)
+		if (c->efd[i] >= 0)
+			close(c->efd[i]);
+	vt_close_dev(&c->d);
+	noaccess = c->noaccess;
+	vt_ctx_init(c);
+	c->noaccess = noaccess;
+}
+
+int vt_ctx_open(struct vt *t, struct vt_ctx *c, const char *dev)
+{
+	VT_CHECKF(t, vt_open_dev(&c->d, dev) == 0, "open %s: %s", dev,
+		  strerror(errno));
+	return c->d.device_fd;
+}
+
+int vt_ctx_eventfd(struct vt *t, struct vt_ctx *c, int i)
+{
+	c->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	VT_CHECKF(t, c->efd[i] >= 0, "eventfd: %s", strerror(errno));
+	return c->efd[i];
+}

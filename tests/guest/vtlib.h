@@ -16,6 +16,8 @@
 #include "uapi/vfio.h"
 #include "vtsys.h"
 
+struct vt;
+
 /* ---- groups, IOMMU and device fds ------------------------------------- */
 
 /* open("/dev/vfio/pci:<group>", flags). */
@@ -101,5 +103,80 @@ int vt_hold_dev(struct vt_held *h, const char *dev, int efd_flags);
 
 /* Unmap BAR0 and close whatever of h is still open (fds set to -1). */
 void vt_release_held(struct vt_held *h);
+
+/* ---- one device's regions, checked ----------------------------------- */
+
+/*
+ * The seed ABI puts region index at a fixed offset of the device fd
+ * (VFIO_PCI_OFFSET_SHIFT in src/pci/vfio_pci.c): cases that probe the
+ * offsets themselves, past the ends and between regions, use it directly
+ * rather than asking GET_REGION_INFO every time.
+ */
+#define VT_REGION_SHIFT		40
+
+static inline uint64_t vt_roff(unsigned int index)
+{
+	return (uint64_t)index << VT_REGION_SHIFT;
+}
+
+/*
+ * The helpers below are checks, like VT_CHECKF(): a failed access fails
+ * the calling case.  fd is a device fd.
+ */
+
+/* A 32-bit register of BAR0 through read/write. */
+uint32_t vt_bar0_rd(struct vt *t, int fd, uint32_t reg);
+void vt_bar0_wr(struct vt *t, int fd, uint32_t reg, uint32_t v);
+
+/* len (1, 2 or 4) bytes at off of the virtual config space (region 7). */
+uint32_t vt_cfg_rd(struct vt *t, int fd, uint32_t off, size_t len);
+void vt_cfg_wr(struct vt *t, int fd, uint32_t off, size_t len, uint32_t v);
+
+/* Position of capability id in the virtual config space, 0 when absent. */
+uint32_t vt_find_cap(struct vt *t, int fd, uint8_t id);
+
+/* Set, then clear, bits of the virtual command register. */
+void vt_set_cmd_bits(struct vt *t, int fd, uint16_t set, uint16_t clear);
+
+/* vt_set_irq_eventfds(), which must succeed. */
+void vt_set_irqs(struct vt *t, int fd, uint32_t index, uint32_t count,
+		 const int32_t *fds);
+
+/* Have an edu compute n! through BAR0 (bounded wait); the result. */
+uint32_t vt_edu_factorial(struct vt *t, int fd, uint32_t n);
+
+/* ---- what a device case has open ------------------------------------- */
+
+#define VT_CTX_EFDS	4
+
+/*
+ * What a device case has open; its main() runs each case with
+ * VT_RUN_CTX(), which closes whatever a failed check left behind, so
+ * that the next case starts from the state /init gave.
+ */
+struct vt_ctx {
+	struct vt_dev d;
+	int efd[VT_CTX_EFDS];
+	void *map;		/* unmapped at cleanup when set */
+	size_t maplen;
+	void *noaccess;		/* PROT_NONE: a bad user pointer */
+};
+
+/* Empty c and map its noaccess page: -1 when that mmap failed. */
+int vt_ctx_setup(struct vt_ctx *c);
+
+/* Unmap, close and empty everything of c but its noaccess page. */
+void vt_ctx_cleanup(struct vt_ctx *c);
+
+/* vt_open_dev(&c->d, dev), which must succeed; the device fd. */
+int vt_ctx_open(struct vt *t, struct vt_ctx *c, const char *dev);
+
+/* A nonblocking eventfd in c->efd[i], which must be created; the fd. */
+int vt_ctx_eventfd(struct vt *t, struct vt_ctx *c, int i);
+
+#define VT_RUN_CTX(t, c, fn) do {					\
+	VT_RUN(t, fn, c);						\
+	vt_ctx_cleanup(c);						\
+} while (0)
 
 #endif /* VTLIB_H */

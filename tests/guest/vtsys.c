@@ -275,6 +275,11 @@ int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value)
 	return 0;
 }
 
+int vt_fired(int efd, int ms)
+{
+	return vt_wait_eventfd(efd, ms, NULL) == 0;
+}
+
 int vt_edu_read(const struct vt_edu *e, uint32_t reg, uint32_t *v)
 {
 	ssize_t n = pread(e->device_fd, v, 4, e->bar0 + reg);
@@ -356,6 +361,28 @@ void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
 		    size_t len, uint32_t v)
 {
 	vt_real_cfg_rw(t, dev, off, len, &v, 1);
+}
+
+off_t vt_sysfs_config_size(struct vt *t, const char *dev)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", dev);
+	VT_CHECKF(t, stat(path, &st) == 0, "stat %s: %s", path,
+		  strerror(errno));
+	return st.st_size;
+}
+
+int vt_has_reset(const char *dev)
+{
+	char path[128], buf[128];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset_method",
+		 dev);
+	if (vt_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return buf[0] != '\0';
 }
 
 int vt_enable_master_at(int device_fd, uint64_t cfg_off)

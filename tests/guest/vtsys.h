@@ -31,6 +31,8 @@ struct vt;
 #define VT_EDU0			"0000:00:02.0"
 #define VT_EDU1			"0000:00:03.0"
 #define VT_TESTDEV0		"0000:00:04.0"
+/* edu2, alone behind a root port: it has a bus reset and a hotplug slot. */
+#define VT_EDU2			"0000:01:00.0"
 #define VT_USER_UID		1000	/* the non-root user of the guest */
 #define VT_USER_GID		1000
 
@@ -83,10 +85,24 @@ int vt_group_id(const char *dev);
  * *value (may be NULL).  -1/ETIMEDOUT when it did not fire. */
 int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value);
 
+/*
+ * How long to wait for an interrupt that should come, and how long to
+ * watch for one that should not: TCG is slow, but a missing interrupt
+ * must not hold a case up for long.
+ */
+#define VT_IRQ_WAIT_MS		3000
+#define VT_IRQ_QUIET_MS		300
+
+/* Did the eventfd fire within ms?  1 or 0; a firing consumes the count. */
+int vt_fired(int efd, int ms);
+
 /* ---- the edu device (QEMU docs/specs/edu.rst) ------------------------ */
+
+#define VT_EDU_BAR_SIZE		(1UL << 20)	/* BAR0 */
 
 /* BAR0 registers */
 #define VT_EDU_ID		0x00	/* 0xRRrr00ed */
+#define VT_EDU_ID_VALUE		0x010000ed	/* QEMU 7.2's: 1.0 */
 #define VT_EDU_LIVE		0x04	/* reads back inverted */
 #define VT_EDU_FACT		0x08
 #define VT_EDU_STATUS		0x20
@@ -108,10 +124,33 @@ int vt_wait_eventfd(int efd, int timeout_ms, uint64_t *value);
 #define VT_EDU_DMA_MAX		4095
 #define VT_EDU_DMA_WAIT_MS	5000
 
-/* Config space */
+/*
+ * Config space (any device's, <linux/pci_regs.h> under shorter names):
+ * the header, then the MSI capability's offsets from its position.
+ */
+#define VT_PCI_VENDOR		0x00
 #define VT_PCI_COMMAND		0x04
-#define VT_PCI_COMMAND_MEMORY	0x2
-#define VT_PCI_COMMAND_MASTER	0x4
+#define VT_PCI_COMMAND_IO	0x0001
+#define VT_PCI_COMMAND_MEMORY	0x0002
+#define VT_PCI_COMMAND_MASTER	0x0004
+#define VT_PCI_COMMAND_PARITY	0x0040
+#define VT_PCI_COMMAND_SERR	0x0100
+#define VT_PCI_COMMAND_INTX_OFF	0x0400
+#define VT_PCI_STATUS		0x06
+#define VT_PCI_STATUS_INTX	0x0008
+#define VT_PCI_STATUS_CAP_LIST	0x0010
+#define VT_PCI_CACHELINE	0x0c
+#define VT_PCI_HEADER		0x0e
+#define VT_PCI_BAR0		0x10
+#define VT_PCI_BAR1		0x14
+#define VT_PCI_ROM		0x30
+#define VT_PCI_CAP_PTR		0x34
+#define VT_PCI_INT_LINE		0x3c
+#define VT_PCI_INT_PIN		0x3d
+#define VT_PCI_CAP_ID_MSI	0x05
+#define VT_PCI_MSI_FLAGS	2
+#define VT_PCI_MSI_ADDR_LO	4
+#define VT_PCI_MSI_ENABLE	0x0001
 
 /* BAR0 of an edu through its device fd. */
 struct vt_edu {
@@ -143,6 +182,14 @@ uint32_t vt_real_cfg(struct vt *t, const char *dev, uint32_t off,
 		     size_t len);
 void vt_real_cfg_wr(struct vt *t, const char *dev, uint32_t off,
 		    size_t len, uint32_t v);
+
+/* Size of dev's sysfs config file (what config space it has); a failed
+ * stat fails the case. */
+off_t vt_sysfs_config_size(struct vt *t, const char *dev);
+
+/* Does the kernel know a reset method for dev (sysfs reset_method)?
+ * 1 or 0. */
+int vt_has_reset(const char *dev);
 
 /*
  * Let the device decode memory and master the bus: PCI_COMMAND of the
