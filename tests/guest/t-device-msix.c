@@ -32,9 +32,6 @@
 
 #define E1000E_VENDOR	0x8086
 #define E1000E_DEVICE	0x10d3
-#define SHIFT		40
-#define IRQ_WAIT_MS	3000
-#define QUIET_MS	300
 #define THROTTLE_MS	20
 
 /* 82574L registers (BAR0) */
@@ -47,15 +44,11 @@
 #define CAUSE_TXQ0	0x00400000
 #define IVAR_VALID	0x8
 
-#define CFG_COMMAND	0x04
-#define CMD_MEMORY	0x0002
-#define CMD_MASTER	0x0004
 #define CAP_ID_MSIX	0x11
 #define MSIX_ENABLE	0x8000
 #define MSIX_TABLE	4		/* BIR and offset, in the capability */
 #define MSIX_PBA	8
 #define MAXV		8
-#define CFG_ROM		0x30
 #define ROM_ENABLE	0x1
 
 struct nic {
@@ -67,17 +60,12 @@ struct nic {
 	uint32_t nvec;		/* its table size */
 };
 
-static uint64_t roff(unsigned int index)
-{
-	return (uint64_t)index << SHIFT;
-}
-
 static uint32_t cfg_rd(struct vt *t, struct nic *n, uint32_t off, size_t len)
 {
 	uint32_t v = 0;
 
 	VT_CHECKF(t, pread(n->d.device_fd, &v, len,
-			   roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+			   vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
 		  (ssize_t)len, "pread config 0x%x: %s", off, strerror(errno));
 	return v;
 }
@@ -86,14 +74,14 @@ static void cfg_wr(struct vt *t, struct nic *n, uint32_t off, size_t len,
 		   uint32_t v)
 {
 	VT_CHECKF(t, pwrite(n->d.device_fd, &v, len,
-			    roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
+			    vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) + off) ==
 		  (ssize_t)len, "pwrite config 0x%x: %s", off, strerror(errno));
 }
 
 /* One BAR0 register write: 0, or -1 with errno. */
 static int reg_put(struct nic *n, uint32_t reg, uint32_t v)
 {
-	return pwrite(n->d.device_fd, &v, 4, roff(0) + reg) == 4 ? 0 : -1;
+	return pwrite(n->d.device_fd, &v, 4, vt_roff(0) + reg) == 4 ? 0 : -1;
 }
 
 static void reg_wr(struct vt *t, struct nic *n, uint32_t reg, uint32_t v)
@@ -106,7 +94,7 @@ static uint32_t reg_rd(struct vt *t, struct nic *n, uint32_t reg)
 {
 	uint32_t v = 0;
 
-	VT_CHECKF(t, pread(n->d.device_fd, &v, 4, roff(0) + reg) == 4,
+	VT_CHECKF(t, pread(n->d.device_fd, &v, 4, vt_roff(0) + reg) == 4,
 		  "pread BAR0+0x%x: %s", reg, strerror(errno));
 	return v;
 }
@@ -215,11 +203,6 @@ static void nic_close(struct nic *n)
 		n->efd[i] = -1;
 	}
 	vt_close_dev(&n->d);
-}
-
-static int fired(int efd, int ms)
-{
-	return vt_wait_eventfd(efd, ms, NULL) == 0;
 }
 
 static void test_info(struct vt *t, void *arg)
@@ -336,8 +319,9 @@ static void test_msix_delivery(struct vt *t, void *arg)
 	nic_open(t, n);
 	snprintf(vec2, sizeof(vec2), "vfio-msix[2](%s)", n->name);
 	VT_CHECKF(t, n->nvec >= 3, "only %u vectors", n->nvec);
-	cmd = cfg_rd(t, n, CFG_COMMAND, 2);
-	cfg_wr(t, n, CFG_COMMAND, 2, cmd | CMD_MEMORY | CMD_MASTER);
+	cmd = cfg_rd(t, n, VT_PCI_COMMAND, 2);
+	cfg_wr(t, n, VT_PCI_COMMAND, 2,
+	       cmd | VT_PCI_COMMAND_MEMORY | VT_PCI_COMMAND_MASTER);
 	for (i = 0; i < n->nvec; i++)
 		fds[i] = n->efd[i];
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
@@ -349,15 +333,18 @@ static void test_msix_delivery(struct vt *t, void *arg)
 	reg_wr(t, n, E1000_IMS, CAUSE_RXQ0 | CAUSE_TXQ0);
 
 	raise_cause(t, n, CAUSE_TXQ0);
-	VT_CHECKF(t, fired(n->efd[1], IRQ_WAIT_MS), "no MSI-X on vector 1");
+	VT_CHECKF(t, vt_fired(n->efd[1], VT_IRQ_WAIT_MS),
+		  "no MSI-X on vector 1");
 	VT_CHECKF(t, reg_rd(t, n, E1000_ICR) & CAUSE_TXQ0, "ICR lacks TXQ0");
-	VT_CHECKF(t, !fired(n->efd[2], 0) && !fired(n->efd[0], 0),
+	VT_CHECKF(t, !vt_fired(n->efd[2], 0) && !vt_fired(n->efd[0], 0),
 		  "TXQ0 reached another vector");
 	raise_cause(t, n, CAUSE_RXQ0);
-	VT_CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no MSI-X on vector 2");
-	VT_CHECKF(t, !fired(n->efd[1], 0), "RXQ0 reached vector 1");
+	VT_CHECKF(t, vt_fired(n->efd[2], VT_IRQ_WAIT_MS),
+		  "no MSI-X on vector 2");
+	VT_CHECKF(t, !vt_fired(n->efd[1], 0), "RXQ0 reached vector 1");
 	raise_cause(t, n, CAUSE_RXQ0);
-	VT_CHECKF(t, fired(n->efd[2], IRQ_WAIT_MS), "no second MSI-X on vector 2");
+	VT_CHECKF(t, vt_fired(n->efd[2], VT_IRQ_WAIT_MS),
+		  "no second MSI-X on vector 2");
 
 	/*
 	 * Vector 2 unconnected (-1): its interrupt still arrives (the count
@@ -370,7 +357,8 @@ static void test_msix_delivery(struct vt *t, void *arg)
 		  strerror(errno));
 	before = irq_count(vec2);
 	raise_cause(t, n, CAUSE_RXQ0);
-	VT_CHECKF(t, !fired(n->efd[2], QUIET_MS), "unset vector still signals");
+	VT_CHECKF(t, !vt_fired(n->efd[2], VT_IRQ_QUIET_MS),
+		  "unset vector still signals");
 	VT_CHECKF(t, before >= 0 && irq_count(vec2) > before,
 		  "no interrupt counted on the unset vector (%ld -> %ld)",
 		  before, irq_count(vec2));
@@ -379,7 +367,7 @@ static void test_msix_delivery(struct vt *t, void *arg)
 					 n->nvec, fds) == 0, "set vector 2: %s",
 		  strerror(errno));
 	raise_cause(t, n, CAUSE_RXQ0);
-	VT_CHECKF(t, fired(n->efd[5 % MAXV], IRQ_WAIT_MS),
+	VT_CHECKF(t, vt_fired(n->efd[5 % MAXV], VT_IRQ_WAIT_MS),
 		  "no MSI-X on the new eventfd of vector 2");
 
 	VT_CHECKF(t, nic_silence(n) == 0, "silence the NIC: %s",
@@ -396,7 +384,7 @@ static uint64_t msix_pos(struct vt *t, struct nic *n, uint32_t which)
 	uint32_t v = cfg_rd(t, n, n->msix_pos + which, 4);
 
 	VT_CHECKF(t, (v & 7) < 6, "MSI-X BIR %u", v & 7);
-	return roff(v & 7) + (v & ~7U);
+	return vt_roff(v & 7) + (v & ~7U);
 }
 
 /*
@@ -416,33 +404,39 @@ static void test_msix_mem_off(struct vt *t, void *arg)
 	VT_CHECKF(t, n->nvec >= 2, "only %u vectors", n->nvec);
 	for (i = 0; i < n->nvec; i++)
 		fds[i] = n->efd[i];
-	cmd = cfg_rd(t, n, CFG_COMMAND, 2);
-	cfg_wr(t, n, CFG_COMMAND, 2, (cmd | CMD_MASTER) & ~CMD_MEMORY);
+	cmd = cfg_rd(t, n, VT_PCI_COMMAND, 2);
+	cfg_wr(t, n, VT_PCI_COMMAND, 2,
+	       (cmd | VT_PCI_COMMAND_MASTER) & ~VT_PCI_COMMAND_MEMORY);
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
 					 n->nvec, fds) == 0, "enable MSI-X: %s",
 		  strerror(errno));
-	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, VT_PCI_COMMAND, 2) &
+		       VT_PCI_COMMAND_MEMORY),
 		  "memory decode left on: command 0x%x",
-		  vt_real_cfg(t, n->name, CFG_COMMAND, 2));
-	VT_CHECKF(t, !(cfg_rd(t, n, CFG_COMMAND, 2) & CMD_MEMORY),
+		  vt_real_cfg(t, n->name, VT_PCI_COMMAND, 2));
+	VT_CHECKF(t, !(cfg_rd(t, n, VT_PCI_COMMAND, 2) & VT_PCI_COMMAND_MEMORY),
 		  "memory decode shown on");
 
-	cfg_wr(t, n, CFG_COMMAND, 2, cmd | CMD_MASTER | CMD_MEMORY);
+	cfg_wr(t, n, VT_PCI_COMMAND, 2,
+	       cmd | VT_PCI_COMMAND_MASTER | VT_PCI_COMMAND_MEMORY);
 	reg_wr(t, n, E1000_IVAR, (IVAR_VALID | 1) << 8);
 	reg_wr(t, n, E1000_IMS, CAUSE_TXQ0);
 	reg_wr(t, n, E1000_ICR, ~0U);
 	reg_wr(t, n, E1000_ICS, CAUSE_TXQ0);
-	VT_CHECKF(t, fired(n->efd[1], IRQ_WAIT_MS), "no MSI-X on vector 1: "
+	VT_CHECKF(t, vt_fired(n->efd[1], VT_IRQ_WAIT_MS),
+		  "no MSI-X on vector 1: "
 		  "the table was not programmed with memory decode off");
 
 	/* Teardown masks the vectors: with decode off again, as the user. */
 	VT_CHECKF(t, nic_silence(n) == 0, "silence the NIC: %s",
 		  strerror(errno));
-	cfg_wr(t, n, CFG_COMMAND, 2, (cmd | CMD_MASTER) & ~CMD_MEMORY);
+	cfg_wr(t, n, VT_PCI_COMMAND, 2,
+	       (cmd | VT_PCI_COMMAND_MASTER) & ~VT_PCI_COMMAND_MEMORY);
 	VT_CHECKF(t, vt_set_irq_eventfds(n->d.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
 					 0, NULL) == 0, "disable: %s",
 		  strerror(errno));
-	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, VT_PCI_COMMAND, 2) &
+		       VT_PCI_COMMAND_MEMORY),
 		  "memory decode left on after disable");
 	nic_close(n);
 }
@@ -462,10 +456,11 @@ static void test_msix_table_rw(struct vt *t, void *arg)
 	int bir;
 
 	nic_open(t, n);
-	cfg_wr(t, n, CFG_COMMAND, 2, cfg_rd(t, n, CFG_COMMAND, 2) | CMD_MEMORY);
+	cfg_wr(t, n, VT_PCI_COMMAND, 2,
+	       cfg_rd(t, n, VT_PCI_COMMAND, 2) | VT_PCI_COMMAND_MEMORY);
 	table = msix_pos(t, n, MSIX_TABLE);
 	pba = msix_pos(t, n, MSIX_PBA);
-	bir = (int)(table >> SHIFT);
+	bir = (int)(table >> VT_REGION_SHIFT);
 
 	memset(buf, 0, sizeof(buf));
 	VT_CHECKF(t, pread(n->d.device_fd, buf, sizeof(buf), (off_t)table) ==
@@ -506,18 +501,19 @@ static void test_rom_mem_off(struct vt *t, void *arg)
 	VT_OK(t, ioctl(n->d.device_fd, VFIO_DEVICE_GET_REGION_INFO, &reg));
 	if (!reg.size)
 		vt_skip(t, "the e1000e has no ROM (QEMU found no romfile)");
-	cmd = cfg_rd(t, n, CFG_COMMAND, 2) & ~CMD_MEMORY;
-	cfg_wr(t, n, CFG_COMMAND, 2, cmd);
+	cmd = cfg_rd(t, n, VT_PCI_COMMAND, 2) & ~VT_PCI_COMMAND_MEMORY;
+	cfg_wr(t, n, VT_PCI_COMMAND, 2, cmd);
 	VT_CHECKF(t, pread(n->d.device_fd, sig, 2, (off_t)reg.offset) == 2,
 		  "pread ROM with decode off: %s", strerror(errno));
 	VT_CHECKF(t, sig[0] == 0x55 && sig[1] == 0xaa,
 		  "ROM signature %02x %02x", sig[0], sig[1]);
-	VT_CHECKF(t, cfg_rd(t, n, CFG_COMMAND, 2) == cmd &&
-		  !(vt_real_cfg(t, n->name, CFG_COMMAND, 2) & CMD_MEMORY),
+	VT_CHECKF(t, cfg_rd(t, n, VT_PCI_COMMAND, 2) == cmd &&
+		  !(vt_real_cfg(t, n->name, VT_PCI_COMMAND, 2) &
+		    VT_PCI_COMMAND_MEMORY),
 		  "command 0x%x (device 0x%x) after the ROM read, set 0x%x",
-		  cfg_rd(t, n, CFG_COMMAND, 2),
-		  vt_real_cfg(t, n->name, CFG_COMMAND, 2), cmd);
-	VT_CHECKF(t, !(vt_real_cfg(t, n->name, CFG_ROM, 4) & ROM_ENABLE),
+		  cfg_rd(t, n, VT_PCI_COMMAND, 2),
+		  vt_real_cfg(t, n->name, VT_PCI_COMMAND, 2), cmd);
+	VT_CHECKF(t, !(vt_real_cfg(t, n->name, VT_PCI_ROM, 4) & ROM_ENABLE),
 		  "ROM decoder left on");
 	nic_close(n);
 }

@@ -20,7 +20,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define EDU2		"0000:01:00.0"
 #define DEVS		"/sys/bus/pci/devices"
 #define KLOG_READ_ALL	3
 #define KLOG_SIZE	10
@@ -59,9 +58,9 @@ static void edu2_port(struct vt *t, char *port, size_t len)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 
-	snprintf(path, sizeof(path), DEVS "/" EDU2 "/..");
+	snprintf(path, sizeof(path), DEVS "/" VT_EDU2 "/..");
 	if (!realpath(path, real))
-		vt_skip(t, "no edu2 at " EDU2);
+		vt_skip(t, "no edu2 at " VT_EDU2);
 	snprintf(port, len, "%s", basename(real));
 }
 

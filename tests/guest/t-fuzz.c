@@ -61,8 +61,6 @@
 #define EDU_DMA_START	0x80
 #define EDU_DMA_END	0xa0
 #define MAX_ERRNO_SEEN	4096
-#define EDU2		"0000:01:00.0"
-#define EDU_ID_VALUE	0x010000ed
 #define MAX_RESET_MMAP	8	/* a reset holds its thread a while */
 
 enum kind { K_NONE, K_GROUP, K_IOMMU, K_DEVICE, K_EVENTFD, K_NKINDS };
@@ -950,7 +948,7 @@ static void *reset_reader_main(void *arg)
 		}
 		v = r->bar[0];
 		__atomic_add_fetch(&fz->reset_reads, 1, __ATOMIC_RELAXED);
-		if (v != EDU_ID_VALUE &&
+		if (v != VT_EDU_ID_VALUE &&
 		    __atomic_add_fetch(&fz->reset_bad, 1, __ATOMIC_RELAXED) == 1)
 			fz->reset_bad_value = v;
 	}
@@ -974,7 +972,7 @@ static void op_reset_mmap(struct worker *w)
 	if (__atomic_add_fetch(&fz->reset_mmaps, 1, __ATOMIC_RELAXED) >
 	    MAX_RESET_MMAP)
 		goto out;
-	if (vt_open_dev(&d, EDU2) < 0) {
+	if (vt_open_dev(&d, VT_EDU2) < 0) {
 		account(w, -1, "open edu2");
 		goto out;
 	}
@@ -1192,7 +1190,7 @@ static void test_fuzz(struct vt *t, void *arg)
 	{
 		char drv[32];
 
-		fz->has_edu2 = vt_device_driver(EDU2, drv, sizeof(drv)) == 0 &&
+		fz->has_edu2 = !vt_device_driver(VT_EDU2, drv, sizeof(drv)) &&
 			       !strcmp(drv, "vfio");
 	}
 	for (i = 0; i < NSLOT; i++) {

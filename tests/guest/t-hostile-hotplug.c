@@ -32,8 +32,7 @@
 #include "vtlib.h"
 
 #define PG		4096UL
-#define EDU2		"0000:01:00.0"
-#define EDU2_SYSFS	"/sys/bus/pci/devices/" EDU2
+#define EDU2_SYSFS	"/sys/bus/pci/devices/" VT_EDU2
 #define DMA_LEN		2048	/* well inside edu's 4 KiB buffer */
 #define IOVA		0x100000
 #define REMOVE_MS	60000	/* 5 s button + 5 s release + TCG */
@@ -159,10 +158,11 @@ static void busy_open(struct vt *t, struct busy *b)
 {
 	int32_t efd;
 
-	VT_CHECKF(t, vt_hold_dev(&b->h, EDU2, EFD_NONBLOCK) == 0, "hold %s: %s",
-		  EDU2, strerror(errno));
+	VT_CHECKF(t, vt_hold_dev(&b->h, VT_EDU2, EFD_NONBLOCK) == 0,
+		  "hold %s: %s",
+		  VT_EDU2, strerror(errno));
 	VT_CHECKF(t, vt_edu_init(&b->e, b->h.d.device_fd) == 0,
-		  "%s: edu setup (id register 0x%08x): %s", EDU2, b->e.id,
+		  "%s: edu setup (id register 0x%08x): %s", VT_EDU2, b->e.id,
 		  strerror(errno));
 	b->buf = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -197,12 +197,12 @@ static int plug_back(void)
 		return -1;
 	end = vt_now_ms() + BACK_MS;
 	while (vt_now_ms() < end) {
-		if (vt_device_driver(EDU2, drv, sizeof(drv)) == 0 &&
+		if (vt_device_driver(VT_EDU2, drv, sizeof(drv)) == 0 &&
 		    strcmp(drv, "vfio") == 0)
 			return 0;
 		usleep(100000);
 	}
-	return vt_bind_vfio(EDU2);
+	return vt_bind_vfio(VT_EDU2);
 }
 
 static void test_remove_busy(struct vt *t, void *arg)
@@ -220,7 +220,7 @@ static void test_remove_busy(struct vt *t, void *arg)
 	(void)arg;
 	b.h.d.group_fd = b.h.d.iommu_fd = b.h.d.device_fd = -1;
 	if (access(EDU2_SYSFS, F_OK) != 0)
-		vt_skip(t, "no %s (edu2 behind the root port)", EDU2);
+		vt_skip(t, "no %s (edu2 behind the root port)", VT_EDU2);
 	pins0 = VT_OK(t, vt_pinned_now());
 	busy_open(t, &b);
 
@@ -271,7 +271,8 @@ static void test_remove_busy(struct vt *t, void *arg)
 
 	if (access(EDU2_SYSFS, F_OK) == 0) {
 		busy_close(&b);
-		VT_CHECKF(t, 0, "%s still present %llu ms after device_del", EDU2,
+		VT_CHECKF(t, 0, "%s still present %llu ms after device_del",
+			  VT_EDU2,
 			  (unsigned long long)ms);
 	}
 	(void)vt_wait_eventfd(b.h.req, 0, &req);
@@ -312,9 +313,9 @@ static void test_plug_back(struct vt *t, void *arg)
 	(void)arg;
 	VT_CHECKF(t, plug_back() == 0, "edu2 not back on vfio: %s",
 		  strerror(errno));
-	g = vt_open_group_of(EDU2);
+	g = vt_open_group_of(VT_EDU2);
 	VT_CHECKF(t, g >= 0, "group of the re-added edu2: %s", strerror(errno));
-	fd = vt_device_fd(g, EDU2);
+	fd = vt_device_fd(g, VT_EDU2);
 	VT_CHECKF(t, fd >= 0, "device fd of the re-added edu2: %s",
 		  strerror(errno));
 	close(fd);

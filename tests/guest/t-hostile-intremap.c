@@ -28,10 +28,6 @@
 
 #define PARAM		"/sys/module/vfio_pci/parameters/allow_unsafe_interrupts"
 #define DRV		"/sys/bus/pci/drivers/vfio"
-#define EDU_IRQ_RAISE	0x60
-#define EDU_IRQ_ACK	0x64
-#define PCI_COMMAND	0x04
-#define CMD_MEM_MASTER	0x6
 #define ECAP_IR		(1ULL << 3)	/* VT-d extended capability: IR */
 
 struct env {
@@ -172,10 +168,11 @@ static void test_unsafe_allowed(struct vt *t, void *arg)
 		bar0 = ri.offset;
 		vt_region_info(d.device_fd, VFIO_PCI_CONFIG_REGION_INDEX, &ri);
 		cmd = 0;
-		if (pread(d.device_fd, &cmd, 2, ri.offset + PCI_COMMAND) == 2) {
-			cmd |= CMD_MEM_MASTER;
+		if (pread(d.device_fd, &cmd, 2,
+			  ri.offset + VT_PCI_COMMAND) == 2) {
+			cmd |= VT_PCI_COMMAND_MEMORY | VT_PCI_COMMAND_MASTER;
 			if (pwrite(d.device_fd, &cmd, 2,
-				   ri.offset + PCI_COMMAND) != 2)
+				   ri.offset + VT_PCI_COMMAND) != 2)
 				perror("t-hostile-intremap: PCI_COMMAND");
 		}
 		efd = eventfd(0, EFD_CLOEXEC);
@@ -183,9 +180,9 @@ static void test_unsafe_allowed(struct vt *t, void *arg)
 		if (efd >= 0 &&
 		    vt_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 1,
 					&efd) == 0 &&
-		    pwrite(d.device_fd, &one, 4, bar0 + EDU_IRQ_RAISE) == 4)
+		    pwrite(d.device_fd, &one, 4, bar0 + VT_EDU_IRQ_RAISE) == 4)
 			fired = vt_wait_eventfd(efd, 3000, &v) == 0;
-		if (pwrite(d.device_fd, &one, 4, bar0 + EDU_IRQ_ACK) != 4)
+		if (pwrite(d.device_fd, &one, 4, bar0 + VT_EDU_IRQ_ACK) != 4)
 			perror("t-hostile-intremap: ack");
 		vt_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
 				    NULL);

@@ -23,9 +23,6 @@
 #include "vt.h"
 #include "vtmodern.h"
 
-#define EDU_BAR0_SIZE	(1ULL << 20)
-#define IRQ_WAIT_MS	3000
-#define QUIET_MS	300		/* how long "no interrupt" is watched */
 #define E1000E_VENDOR	0x8086
 #define E1000E_DEVICE	0x10d3
 #define E1000E_MSIX_BAR	3		/* QEMU's e1000e: table and PBA */
@@ -69,11 +66,6 @@ static int efd_new(struct vt *t)
 }
 
 /* Did efd fire within ms?  Its counter is read (reset) when it did. */
-static int fired(int efd, int ms)
-{
-	return vt_wait_eventfd(efd, ms, NULL) == 0;
-}
-
 /* VFIO_DEVICE_SET_IRQS with any header and up to 8 data bytes. */
 static int set_irqs(int fd, uint32_t argsz, uint32_t flags, uint32_t index,
 		    uint32_t start, uint32_t count, const void *data,
@@ -212,7 +204,8 @@ static void test_region_info(struct vt *t, void *arg)
 
 	(void)arg;
 	dev_open(t, &d, VT_EDU0);
-	check_region(t, d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, EDU_BAR0_SIZE,
+	check_region(t, d.device_fd, VFIO_PCI_BAR0_REGION_INDEX,
+		     VT_EDU_BAR_SIZE,
 		     rw | VFIO_REGION_INFO_FLAG_MMAP);
 	for (i = VFIO_PCI_BAR1_REGION_INDEX; i <= VFIO_PCI_BAR5_REGION_INDEX;
 	     i++)
@@ -383,9 +376,10 @@ static void test_intx(struct vt *t, void *arg)
 
 	VT_OK(t, set_efd(fd, TRIG, INTX, 0, efd));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx within %d ms",
-		  IRQ_WAIT_MS);
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx again while auto-masked");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no INTx within %d ms",
+		  VT_IRQ_WAIT_MS);
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx again while auto-masked");
 	edu_ack(t, &e);
 
 	/* Unmask by eventfd: the next interrupt comes through. */
@@ -393,7 +387,7 @@ static void test_intx(struct vt *t, void *arg)
 	VT_OK(t, eventfd_write(ufd, 1));
 	usleep(100 * 1000);	/* the unmask runs from a work item */
 	wr(t, &e, VT_EDU_IRQ_RAISE, 2);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx after the unmask "
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no INTx after the unmask "
 		  "eventfd");
 	edu_ack(t, &e);
 	VT_OK(t, set_efd(fd, UNMASK, INTX, 0, -1));	/* disconnect it */
@@ -403,28 +397,33 @@ static void test_intx(struct vt *t, void *arg)
 	VT_OK(t, set_bool(fd, MASK, INTX, 0));
 	VT_OK(t, set_bool(fd, MASK, INTX, 1));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 4);
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx while masked by the user");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx while masked by the user");
 	VT_OK(t, set_bool(fd, UNMASK, INTX, 0));
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx after UNMASK with BOOL 0");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx after UNMASK with BOOL 0");
 	VT_OK(t, set_none(fd, UNMASK, INTX, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not delivered on "
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
+		  "pending INTx not delivered on "
 		  "unmask");
 	edu_ack(t, &e);
 	VT_OK(t, set_none(fd, UNMASK, INTX, 0, 1));
 
 	/* Loopback. */
 	VT_OK(t, set_none(fd, TRIG, INTX, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no loopback (DATA_NONE)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no loopback (DATA_NONE)");
 	VT_OK(t, set_bool(fd, TRIG, INTX, 0));
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "loopback with BOOL 0");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS), "loopback with BOOL 0");
 	VT_OK(t, set_bool(fd, TRIG, INTX, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no loopback (BOOL 1)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no loopback (BOOL 1)");
 
 	/* A new trigger while enabled replaces the old one. */
 	VT_OK(t, set_efd(fd, TRIG, INTX, 0, efd2));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 8);
-	VT_CHECKF(t, fired(efd2, IRQ_WAIT_MS), "no INTx on the new eventfd");
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx on the replaced eventfd");
+	VT_CHECKF(t, vt_fired(efd2, VT_IRQ_WAIT_MS),
+		  "no INTx on the new eventfd");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx on the replaced eventfd");
 	edu_ack(t, &e);
 	VT_OK(t, set_none(fd, UNMASK, INTX, 0, 1));
 
@@ -455,34 +454,37 @@ static void test_msi(struct vt *t, void *arg)
 
 	VT_OK(t, set_efd(fd, TRIG, MSI, 0, efd));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no MSI within %d ms",
-		  IRQ_WAIT_MS);
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no MSI within %d ms",
+		  VT_IRQ_WAIT_MS);
 	edu_ack(t, &e);
 	wr(t, &e, VT_EDU_IRQ_RAISE, 2);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no second MSI (edge, no "
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no second MSI (edge, no "
 		  "masking)");
 	edu_ack(t, &e);
 
 	/* Loopback. */
 	VT_OK(t, set_none(fd, TRIG, MSI, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no loopback (DATA_NONE)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no loopback (DATA_NONE)");
 	VT_OK(t, set_bool(fd, TRIG, MSI, 0));
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "loopback with BOOL 0");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS), "loopback with BOOL 0");
 	VT_OK(t, set_bool(fd, TRIG, MSI, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no loopback (BOOL 1)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no loopback (BOOL 1)");
 	/* MSI has no masking here, as upstream. */
 	VT_ERRNO(t, set_none(fd, UNMASK, MSI, 0, 1), ENOTTY);
 
 	/* Another eventfd on the enabled vector, then none. */
 	VT_OK(t, set_efd(fd, TRIG, MSI, 0, efd2));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 4);
-	VT_CHECKF(t, fired(efd2, IRQ_WAIT_MS), "no MSI on the new eventfd");
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "MSI on the replaced eventfd");
+	VT_CHECKF(t, vt_fired(efd2, VT_IRQ_WAIT_MS),
+		  "no MSI on the new eventfd");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "MSI on the replaced eventfd");
 	edu_ack(t, &e);
 	VT_OK(t, set_irqs(fd, SET_HDR + 4, VFIO_IRQ_SET_DATA_EVENTFD | TRIG,
 			  MSI, 0, 1, &none, 4));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 8);
-	VT_CHECKF(t, !fired(efd2, QUIET_MS), "MSI on a disconnected vector");
+	VT_CHECKF(t, !vt_fired(efd2, VT_IRQ_QUIET_MS),
+		  "MSI on a disconnected vector");
 	edu_ack(t, &e);
 	/* Loopback skips the unconnected vector. */
 	VT_OK(t, set_none(fd, TRIG, MSI, 0, 1));
@@ -511,11 +513,13 @@ static void test_req(struct vt *t, void *arg)
 	VT_ERRNO(t, set_none(fd, TRIG, REQ, 0, 0), EINVAL);
 	VT_OK(t, set_efd(fd, TRIG, REQ, 0, efd));
 	VT_OK(t, set_none(fd, TRIG, REQ, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no REQ loopback (DATA_NONE)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
+		  "no REQ loopback (DATA_NONE)");
 	VT_OK(t, set_bool(fd, TRIG, REQ, 0));
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "REQ loopback with BOOL 0");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "REQ loopback with BOOL 0");
 	VT_OK(t, set_bool(fd, TRIG, REQ, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no REQ loopback (BOOL 1)");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no REQ loopback (BOOL 1)");
 	VT_ERRNO(t, set_irqs(fd, SET_HDR, VFIO_IRQ_SET_DATA_EVENTFD | TRIG,
 			     REQ, 0, 0, NULL, 0), EINVAL);
 	/* count 0 DATA_NONE clears it: loopback has nothing to fire then. */
@@ -657,7 +661,7 @@ static void test_msix_cap(struct vt *t, void *arg)
 	efd = efd_new(t);
 	VT_OK(t, set_efd(d.device_fd, TRIG, ERR, 0, efd));
 	VT_OK(t, set_bool(d.device_fd, TRIG, ERR, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no ERR loopback");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no ERR loopback");
 	VT_OK(t, set_none(d.device_fd, TRIG, ERR, 0, 0));
 	VT_ERRNO(t, set_none(d.device_fd, TRIG, ERR, 0, 1), EINVAL);
 
@@ -693,15 +697,17 @@ static void test_msix_partial(struct vt *t, void *arg)
 	/* Vectors 0 and 1, with 0 left unconnected. */
 	VT_OK(t, set_efd(fd, TRIG, MSIX, 1, efd[1]));
 	VT_OK(t, set_none(fd, TRIG, MSIX, 0, 2));
-	VT_CHECKF(t, fired(efd[1], IRQ_WAIT_MS), "no loopback on vector 1");
+	VT_CHECKF(t, vt_fired(efd[1], VT_IRQ_WAIT_MS),
+		  "no loopback on vector 1");
 	VT_OK(t, set_efd(fd, TRIG, MSIX, 0, efd[0]));
 	VT_OK(t, set_efd(fd, TRIG, MSIX, 1, efd[2]));
 	VT_OK(t, set_none(fd, TRIG, MSIX, 1, 1));
-	VT_CHECKF(t, fired(efd[2], IRQ_WAIT_MS) && !fired(efd[1], 0) &&
-		  !fired(efd[0], 0), "loopback of vector 1 not (only) on its "
-		  "new eventfd");
+	VT_CHECKF(t, vt_fired(efd[2], VT_IRQ_WAIT_MS) &&
+		  !vt_fired(efd[1], 0) && !vt_fired(efd[0], 0),
+		  "loopback of vector 1 not (only) on its new eventfd");
 	VT_OK(t, set_bool(fd, TRIG, MSIX, 1));
-	VT_CHECKF(t, fired(efd[0], IRQ_WAIT_MS), "no loopback on vector 0");
+	VT_CHECKF(t, vt_fired(efd[0], VT_IRQ_WAIT_MS),
+		  "no loopback on vector 0");
 	VT_ERRNO(t, set_efd(fd, TRIG, MSIX, 2, efd[1]), EINVAL);
 	VT_ERRNO(t, set_none(fd, TRIG, MSIX, 1, 2), EINVAL);
 	VT_OK(t, set_none(fd, TRIG, MSIX, 0, 0));
@@ -709,7 +715,8 @@ static void test_msix_partial(struct vt *t, void *arg)
 	/* Enabled again with all of them. */
 	VT_OK(t, set_efd(fd, TRIG, MSIX, E1000E_VECTORS - 1, efd[1]));
 	VT_OK(t, set_none(fd, TRIG, MSIX, E1000E_VECTORS - 1, 1));
-	VT_CHECKF(t, fired(efd[1], IRQ_WAIT_MS), "no loopback on the last "
+	VT_CHECKF(t, vt_fired(efd[1], VT_IRQ_WAIT_MS),
+		  "no loopback on the last "
 		  "vector");
 	VT_OK(t, set_none(fd, TRIG, MSIX, 0, 0));
 	vtm_close_dev(&d);

@@ -24,10 +24,6 @@
 
 #define PG		4096UL
 #define IOVA		0x200000ULL	/* edu masks DMA addresses to 28 bits */
-#define EDU_ID_1_0	0x010000edu	/* edu version 1.0 */
-#define EDU_BAR0_SIZE	(1UL << 20)
-#define IRQ_WAIT_MS	3000
-#define QUIET_MS	300		/* how long "no interrupt" is watched */
 #define REQ_WAIT_MS	10000
 #define UNBIND_WAIT_MS	10000
 
@@ -68,11 +64,6 @@ static int efd_new(struct vt *t)
 }
 
 /* Did efd fire within ms?  Its counter is read (reset) when it did. */
-static int fired(int efd, int ms)
-{
-	return vt_wait_eventfd(efd, ms, NULL) == 0;
-}
-
 static void edu_ack(struct vt *t, const struct vt_edu *e)
 {
 	wr(t, e, VT_EDU_IRQ_ACK, rd(t, e, VT_EDU_IRQ_STATUS));
@@ -104,7 +95,7 @@ static void test_bar0(struct vt *t, void *arg)
 	(void)arg;
 	edu_open(t, &d, &e, VT_EDU0);
 	VT_OK(t, vtm_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
-	VT_CHECKF(t, r.size == EDU_BAR0_SIZE, "BAR0 size 0x%llx",
+	VT_CHECKF(t, r.size == VT_EDU_BAR_SIZE, "BAR0 size 0x%llx",
 		  (unsigned long long)r.size);
 	VT_CHECKF(t, (r.flags & (VFIO_REGION_INFO_FLAG_READ |
 				 VFIO_REGION_INFO_FLAG_WRITE |
@@ -115,8 +106,9 @@ static void test_bar0(struct vt *t, void *arg)
 	/* read(2) at the region's offset */
 	VT_CHECKF(t, pread(d.device_fd, &id, 4, r.offset + VT_EDU_ID) == 4,
 		  "pread of the ID register: %s", strerror(errno));
-	VT_CHECKF(t, id == EDU_ID_1_0, "ID register 0x%08x, want 0x%08x", id,
-		  EDU_ID_1_0);
+	VT_CHECKF(t, id == VT_EDU_ID_VALUE, "ID register 0x%08x, want 0x%08x",
+		  id,
+		  VT_EDU_ID_VALUE);
 	wr(t, &e, VT_EDU_LIVE, 0x12345678);
 	VT_CHECKF(t, rd(t, &e, VT_EDU_LIVE) == ~0x12345678u,
 		  "liveness register reads 0x%08x", rd(t, &e, VT_EDU_LIVE));
@@ -124,7 +116,7 @@ static void test_bar0(struct vt *t, void *arg)
 	/* mmap of the same */
 	bar = vtm_mmap_region(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &size);
 	VT_CHECKF(t, bar, "mmap BAR0: %s", strerror(errno));
-	VT_CHECKF(t, bar[VT_EDU_ID / 4] == EDU_ID_1_0, "mmap'ed ID 0x%08x",
+	VT_CHECKF(t, bar[VT_EDU_ID / 4] == VT_EDU_ID_VALUE, "mmap'ed ID 0x%08x",
 		  bar[VT_EDU_ID / 4]);
 	bar[VT_EDU_LIVE / 4] = 0xa5a5f00f;
 	VT_CHECKF(t, bar[VT_EDU_LIVE / 4] == ~0xa5a5f00fu,
@@ -209,11 +201,12 @@ static void test_msi(struct vt *t, void *arg)
 	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
 				      1, &efd));
 	for (i = 0; i < 3; i++) {
-		VT_CHECKF(t, !fired(efd, 0), "eventfd set before raise %d", i);
+		VT_CHECKF(t, !vt_fired(efd, 0), "eventfd set before raise %d",
+			  i);
 		wr(t, &e, VT_EDU_IRQ_RAISE, 1u << i);
 		n = 0;
-		VT_CHECKF(t, vt_wait_eventfd(efd, IRQ_WAIT_MS, &n) == 0,
-			  "no MSI %d within %d ms", i, IRQ_WAIT_MS);
+		VT_CHECKF(t, vt_wait_eventfd(efd, VT_IRQ_WAIT_MS, &n) == 0,
+			  "no MSI %d within %d ms", i, VT_IRQ_WAIT_MS);
 		VT_CHECKF(t, n == 1, "eventfd counted %llu for one MSI",
 			  (unsigned long long)n);
 		VT_CHECKF(t, rd(t, &e, VT_EDU_IRQ_STATUS) == 1u << i,
@@ -223,12 +216,14 @@ static void test_msi(struct vt *t, void *arg)
 	/* Loopback: ACTION_TRIGGER with DATA_NONE fires the vector. */
 	VT_OK(t, vtm_irq_action(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 				VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "software trigger did not fire");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
+		  "software trigger did not fire");
 
 	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
 				      0, NULL));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "MSI after it was disabled");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "MSI after it was disabled");
 	edu_ack(t, &e);
 	close(efd);
 	vtm_close_dev(&d);
@@ -255,18 +250,20 @@ static void test_intx_mask(struct vt *t, void *arg)
 	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, fd_index, 0, 1, &efd));
 
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no INTx within %d ms",
-		  IRQ_WAIT_MS);
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no INTx within %d ms",
+		  VT_IRQ_WAIT_MS);
 	/* auto-masked: the line stays up, yet nothing more comes */
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx fired again while masked");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx fired again while masked");
 	edu_ack(t, &e);
 	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx after ack and unmask");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx after ack and unmask");
 
 	/* Again after the unmask. */
 	wr(t, &e, VT_EDU_IRQ_RAISE, 2);
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "no second INTx");
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no second INTx");
 	edu_ack(t, &e);
 	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
@@ -275,11 +272,13 @@ static void test_intx_mask(struct vt *t, void *arg)
 	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_MASK, 0, 1));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 4);
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx fired while masked by the "
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx fired while masked by the "
 		  "user");
 	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
-	VT_CHECKF(t, fired(efd, IRQ_WAIT_MS), "pending INTx not delivered on "
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
+		  "pending INTx not delivered on "
 		  "unmask");
 	edu_ack(t, &e);
 	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
@@ -287,7 +286,8 @@ static void test_intx_mask(struct vt *t, void *arg)
 
 	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, fd_index, 0, 0, NULL));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
-	VT_CHECKF(t, !fired(efd, QUIET_MS), "INTx after it was disabled");
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
+		  "INTx after it was disabled");
 	edu_ack(t, &e);
 	close(efd);
 	vtm_close_dev(&d);
@@ -350,7 +350,7 @@ static void test_req_on_unbind(struct vt *t, void *arg)
 		vtm_close_dev(&d);
 		vt_fail(t, __FILE__, __LINE__, "pthread_create failed");
 	}
-	if (!fired(efd, REQ_WAIT_MS)) {
+	if (!vt_fired(efd, REQ_WAIT_MS)) {
 		vtm_close_dev(&d);
 		pthread_join(u.thread, NULL);
 		rebind(t, VT_EDU1, node);

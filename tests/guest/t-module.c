@@ -17,11 +17,10 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define EDU2		"0000:01:00.0"
 #define NEW_ID		"/sys/bus/pci/drivers/vfio/new_id"
 #define BIND_WAIT_MS	10000
 
-static const char *const devs[] = { VT_EDU0, VT_EDU1, EDU2, VT_TESTDEV0 };
+static const char *const devs[] = { VT_EDU0, VT_EDU1, VT_EDU2, VT_TESTDEV0 };
 
 static int module_loaded(const char *name)
 {

@@ -19,7 +19,6 @@
 #include "vtlib.h"
 
 #define OTHER_UID	1001	/* an unprivileged uid that owns nothing */
-#define EDU_ID_REG	0x00	/* edu BAR0: identification, 0xRRrr00ed */
 
 /* Run fn(arg) in a child as uid (-1: root); its failure fails the case. */
 #define IN_CHILD(t, uid, fn, arg) do {					\
@@ -248,7 +247,7 @@ static void child_user_drives(struct vt *t, void *arg)
 	VT_OK(t, vt_map(iommu, buf, 0x100000, 4096, 0));
 	dev = VT_OK(t, vt_device_fd(group, VT_EDU0));
 	VT_OK(t, vt_region_info(dev, VFIO_PCI_BAR0_REGION_INDEX, &reg));
-	VT_CHECKF(t, pread(dev, &id, 4, reg.offset + EDU_ID_REG) == 4,
+	VT_CHECKF(t, pread(dev, &id, 4, reg.offset + VT_EDU_ID) == 4,
 		  "pread BAR0: %s", strerror(errno));
 	VT_CHECKF(t, (id & 0xffff) == 0x00ed, "edu id register 0x%08x", id);
 	VT_OK(t, vt_unmap(iommu, 0x100000, 4096));

@@ -28,23 +28,14 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define EDU2		"0000:01:00.0"	/* behind a root port: bus reset */
-#define SHIFT		40
-#define CFG_BAR0	0x10
-#define EDU_ID_VALUE	0x010000ed	/* QEMU 7.2's edu, revision 1.0 */
 #define RESETS		100
 #define RESET_SECS	30		/* a bound, should resets be slow */
-
-static uint64_t roff(unsigned int index)
-{
-	return (uint64_t)index << SHIFT;
-}
 
 static uint16_t cmd_rd(struct vt *t, int fd)
 {
 	uint16_t v = 0;
 
-	VT_CHECKF(t, pread(fd, &v, 2, roff(VFIO_PCI_CONFIG_REGION_INDEX) +
+	VT_CHECKF(t, pread(fd, &v, 2, vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) +
 			   VT_PCI_COMMAND) == 2, "pread command: %s",
 		  strerror(errno));
 	return v;
@@ -52,7 +43,7 @@ static uint16_t cmd_rd(struct vt *t, int fd)
 
 static void cmd_wr(struct vt *t, int fd, uint16_t v)
 {
-	VT_CHECKF(t, pwrite(fd, &v, 2, roff(VFIO_PCI_CONFIG_REGION_INDEX) +
+	VT_CHECKF(t, pwrite(fd, &v, 2, vt_roff(VFIO_PCI_CONFIG_REGION_INDEX) +
 			    VT_PCI_COMMAND) == 2, "pwrite command: %s",
 		  strerror(errno));
 }
@@ -94,7 +85,7 @@ static void test_decode_off(struct vt *t, void *arg)
 	VT_CHECKF(t, vt_edu_init(&e, d.device_fd) == 0, "edu: %s",
 		  strerror(errno));
 	bar = map_bar0(t, d.device_fd, &size);
-	VT_CHECKF(t, bar[0] == EDU_ID_VALUE, "ID 0x%x through the mmap",
+	VT_CHECKF(t, bar[0] == VT_EDU_ID_VALUE, "ID 0x%x through the mmap",
 		  bar[0]);
 
 	set_mem(t, d.device_fd, 0);
@@ -109,11 +100,12 @@ static void test_decode_off(struct vt *t, void *arg)
 		  "off did not raise SIGBUS");
 
 	set_mem(t, d.device_fd, 1);
-	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 && v == EDU_ID_VALUE,
+	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 &&
+		  v == VT_EDU_ID_VALUE,
 		  "pread after decode on: 0x%x: %s", v, strerror(errno));
-	VT_CHECKF(t, !vt_read_faults(bar) && bar[0] == EDU_ID_VALUE,
+	VT_CHECKF(t, !vt_read_faults(bar) && bar[0] == VT_EDU_ID_VALUE,
 		  "mmap after decode on");
-	VT_CHECKF(t, !vt_read_faults(late) && late[0] == EDU_ID_VALUE,
+	VT_CHECKF(t, !vt_read_faults(late) && late[0] == VT_EDU_ID_VALUE,
 		  "fresh mmap after decode on");
 	VT_CHECKF(t, vt_edu_write(&e, VT_EDU_LIVE, 0x1234) == 0 &&
 		  vt_edu_read(&e, VT_EDU_LIVE, &v) == 0 && v == ~0x1234U,
@@ -156,7 +148,7 @@ static void *reader_main(void *arg)
 		}
 		v = r->bar[0];
 		r->reads++;
-		if (v != EDU_ID_VALUE) {
+		if (v != VT_EDU_ID_VALUE) {
 			if (!r->bad)
 				r->bad_value = v;
 			r->bad++;
@@ -188,9 +180,10 @@ static void test_reset_vs_mmap(struct vt *t, void *arg)
 	int i, err;
 
 	(void)arg;
-	if (access("/sys/bus/pci/devices/" EDU2, F_OK))
-		vt_skip(t, "no edu2 at " EDU2);
-	VT_CHECKF(t, vt_open_dev(&d, EDU2) == 0, "open: %s", strerror(errno));
+	if (access("/sys/bus/pci/devices/" VT_EDU2, F_OK))
+		vt_skip(t, "no edu2 at " VT_EDU2);
+	VT_CHECKF(t, vt_open_dev(&d, VT_EDU2) == 0, "open: %s",
+		  strerror(errno));
 	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info));
 	if (!(info.flags & VFIO_DEVICE_FLAGS_RESET))
 		vt_skip(t, "edu2 has no reset method");
@@ -227,9 +220,10 @@ static void test_reset_vs_mmap(struct vt *t, void *arg)
 	/* The device works afterwards, decode as the user left it. */
 	VT_CHECKF(t, cmd_rd(t, d.device_fd) & VT_PCI_COMMAND_MEMORY,
 		  "memory decode off after the resets");
-	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 && v == EDU_ID_VALUE,
+	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 &&
+		  v == VT_EDU_ID_VALUE,
 		  "ID 0x%x after the resets", v);
-	VT_CHECKF(t, r.bar[0] == EDU_ID_VALUE, "mmap after the resets");
+	VT_CHECKF(t, r.bar[0] == VT_EDU_ID_VALUE, "mmap after the resets");
 	munmap((void *)r.bar, size);
 	vt_close_dev(&d);
 }
@@ -255,19 +249,20 @@ static void test_bar_restore(struct vt *t, void *arg)
 	VT_CHECKF(t, vt_edu_init(&e, d.device_fd) == 0, "edu: %s",
 		  strerror(errno));
 	bar = map_bar0(t, d.device_fd, &size);
-	bar0 = vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4);
+	bar0 = vt_real_cfg(t, VT_EDU0, VT_PCI_BAR0, 4);
 
 	set_mem(t, d.device_fd, 0);
-	vt_real_cfg_wr(t, VT_EDU0, CFG_BAR0, 4, 0);
-	VT_CHECKF(t, (vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4) & ~0xfU) == 0,
+	vt_real_cfg_wr(t, VT_EDU0, VT_PCI_BAR0, 4, 0);
+	VT_CHECKF(t, (vt_real_cfg(t, VT_EDU0, VT_PCI_BAR0, 4) & ~0xfU) == 0,
 		  "BAR0 write did not stick");
 	set_mem(t, d.device_fd, 1);
-	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4) == bar0,
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU0, VT_PCI_BAR0, 4) == bar0,
 		  "BAR0 0x%x after decode on, was 0x%x",
-		  vt_real_cfg(t, VT_EDU0, CFG_BAR0, 4), bar0);
-	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 && v == EDU_ID_VALUE,
+		  vt_real_cfg(t, VT_EDU0, VT_PCI_BAR0, 4), bar0);
+	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 &&
+		  v == VT_EDU_ID_VALUE,
 		  "ID 0x%x after the restore", v);
-	VT_CHECKF(t, !vt_read_faults(bar) && bar[0] == EDU_ID_VALUE,
+	VT_CHECKF(t, !vt_read_faults(bar) && bar[0] == VT_EDU_ID_VALUE,
 		  "mmap after the restore");
 	munmap((void *)bar, size);
 	vt_close_dev(&d);

@@ -17,12 +17,11 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define EDU2		"0000:01:00.0"
 #define DRV_VFIO	"/sys/bus/pci/drivers/vfio"
 #define DRV_VFIO_PCI	"/sys/bus/pci/drivers/vfio-pci"
 #define BIND_WAIT_MS	10000
 
-static const char *const devs[] = { VT_EDU0, VT_EDU1, EDU2, VT_TESTDEV0 };
+static const char *const devs[] = { VT_EDU0, VT_EDU1, VT_EDU2, VT_TESTDEV0 };
 
 static int driver_is(const char *dev, const char *want)
 {
