@@ -12,7 +12,7 @@
  * lost, and open clears a bus master bit firmware left set.
  *
  * The ROM and MSI-X cases need a device with a ROM and an MSI-X table:
- * they are in t-device-msix (the e1000e profile, tests/vm/run-msix.sh).
+ * they are in t-device-msix (the msix machine of tests/vm/machines.toml).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
