@@ -2,7 +2,7 @@
 /*
  * vfio-bench: the benchmark's measurements, run against one VFIO backend.
  *
- *   vfio-bench --backend ours|intree [--dev 0000:00:02.0] [--reps 5]
+ *   vfio-bench --backend ours|intree|modern [--dev 0000:00:02.0] [--reps 5]
  *              [--first-rep 1]
  *              [--rows map4k,maphuge,many,msi,bar0] [--size-mib 1024]
  *              [--counts 1000,10000,100000] [--msi-iters 2000]
@@ -697,7 +697,7 @@ out:
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vfio-bench --backend ours|intree [--dev NAME] [--reps N]\n"
+		"usage: vfio-bench --backend ours|intree|modern [--dev NAME] [--reps N]\n"
 		"       [--first-rep N] (the number printed for the first rep)\n"
 		"       [--rows map4k,maphuge,many,msi,bar0] [--size-mib M]\n"
 		"       [--counts N,N,...] [--msi-iters N]\n");
@@ -759,6 +759,8 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 				cfg->ops = &bench_ours_ops;
 			} else if (!strcmp(optarg, "intree")) {
 				cfg->ops = &bench_intree_ops;
+			} else if (!strcmp(optarg, "modern")) {
+				cfg->ops = &bench_modern_ops;
 			} else {
 				fprintf(stderr, "vfio-bench: unknown backend '%s'\n",
 					optarg);

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # `make bench`: ours against the in-kernel VFIO.  Builds vfio-bench
-# (static, both backends), boots the test VM once (tests/vm/run-suite.sh
+# (static, all backends), boots the test VM once (tests/vm/run-suite.sh
 # --no-bind --run, 4 GiB, enough 2 MiB huge pages for 1 GiB) and runs
 # tests/bench/guest.sh in it: vfio-bench against the in-kernel VFIO, then
-# against ours.  Then tests/bench/report.py prints the table and the
+# against ours through the seed ABI and through the container ABI.  Then tests/bench/report.py prints the table and the
 # targets and writes build/bench/results.{csv,json}; gnuplot draws
 # build/bench/mapping-cost.png.
 #
@@ -13,15 +13,16 @@
 #
 # The backends alternate N rounds (default 5) of R repetitions (default 1)
 # each, so every figure is a median of N * R.  --quick: small sizes and
-# two rounds (a smoke test of the plumbing, numbers not meaningful).  Exit status 0 when the benchmark ran on both
-# backends; a missed target is reported, not a failure.
+# two rounds (a smoke test of the plumbing, numbers not meaningful).  Exit
+# status 0 when the benchmark ran on all three backends; a missed target
+# is reported, not a failure.
 set -euo pipefail
 
 usage() {
 	cat <<'EOF'
 usage: tests/bench/run.sh [--quick] [--rounds N] [--reps N] [--bench-args "..."]
   --quick             small sizes, 2 rounds: checks the plumbing only
-  --rounds N          times the two backends alternate (default 5)
+  --rounds N          times the backends alternate (default 5)
   --reps N            repetitions of every measurement per round (default 1)
   --bench-args "..."  more vfio-bench options (e.g. --rows msi,bar0)
 EOF
@@ -87,7 +88,8 @@ rm -f "$out"/results.csv "$out"/results.json "$out"/mapping-cost.*
 # ---- the benchmark program ---------------------------------------------
 # Two translation units that must never see each other's header: the
 # in-kernel backend gets the distribution's <linux/vfio.h> only, ours gets
-# src/include.
+# src/include.  be_intree.c is also the modern backend: our module serves
+# that header's ABI too.
 cflags=(-static -O2 -Wall -Wextra -Werror -Itests/bench)
 cd "$top"
 log "building vfio-bench"
@@ -97,7 +99,7 @@ gcc "${cflags[@]}" -c tests/bench/be_intree.c -o "$out/be_intree.o"
 gcc -static -o "$out/vfio-bench" "$out/bench.o" "$out/be_ours.o" \
 	"$out/be_intree.o"
 
-# ---- one VM boot, both backends ----------------------------------------
+# ---- one VM boot, all backends -----------------------------------------
 # 1 GiB of 2 MiB pages for row 2 plus slack; row 1's 1 GiB of anonymous
 # memory and row 3's 400 MiB come on top: the bench machine has 4 GiB.
 hugepages=540
@@ -112,7 +114,7 @@ if [ -n "$bench_args" ]; then
 	args+=("${extra[@]}")
 fi
 
-log "booting the VM (TCG): in-kernel VFIO, then ours; this takes minutes"
+log "booting the VM (TCG): in-kernel VFIO, then ours (seed, modern ABI); this takes minutes"
 set +e
 "$top/tests/vm/run-suite.sh" --machine bench --no-bind \
 	--hugepages "$hugepages" \
