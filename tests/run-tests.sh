@@ -16,7 +16,7 @@ results=$BUILD_DIR/results.txt
 
 # The stages, in order: each is named after its directory and runs
 # its run.sh (setup: scripts/setup.sh, whose variables the rest use).
-stages=(setup unit host kbuild abi vm matrix pkg vfioctl autopkgtest debug)
+stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl autopkgtest debug)
 
 run_stage() {
 	local name=$1 cmd=$2 start rc=0 out

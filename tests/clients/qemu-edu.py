@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Drive Debian's QEMU with -device vfio-pci through its qtest port.
+
+Runs inside the test VM, in the clients tree.  Starts
+qemu-system-x86_64 with the given host device (an edu bound to our
+driver) assigned to it, stopped (-S: no guest code runs; Debian's QEMU
+has no qtest accelerator), then acts as the nested machine's firmware
+and driver through qtest commands:
+  - reads the device's config space through ports 0xcf8/0xcfc: the
+    vendor and device ids must be edu's, 0x11e81234;
+  - programs BAR0 and turns on memory decode and bus mastering;
+  - reads edu's identification register through the BAR (QEMU's
+    mmap of our region) and checks the liveness register (~x);
+  - writes a pattern into nested guest RAM, has the device DMA it to its
+    buffer and back to another guest-physical address, and compares.
+Every DMA goes through the container QEMU made: nested guest-physical
+addresses are IOVAs that QEMU mapped onto its RAM with MAP_DMA.
+Prints one "# " transcript line per step and "ok -"/"not ok -" lines;
+exit status 0 when all passed.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+BAR0 = 0xE0000000       # in q35's 32-bit PCI hole
+SLOT = 4                # the assigned device's slot on the nested bus 0
+SRC = 0x00100000        # nested guest-physical, below edu's 28-bit mask
+DST = 0x00200000
+EDU_BUF = 0x40000       # edu's DMA buffer, as the device addresses it
+# QEMU 7.2's edu refuses, with a hw_error that ends the whole (outer) VM,
+# a transfer that ends exactly at the end of its 4 KiB buffer: stay short.
+DMA_LEN = 2048
+EDU_ID, EDU_LIVE = 0x00, 0x04
+EDU_DMA_SRC, EDU_DMA_DST, EDU_DMA_CNT, EDU_DMA_CMD = 0x80, 0x88, 0x90, 0x98
+DMA_START, DMA_TO_RAM = 0x1, 0x2
+
+
+class QTest:
+    """QEMU's qtest protocol: one command line, one "OK ..." reply."""
+
+    def __init__(self, conn):
+        self.f = conn.makefile("rwb", buffering=0)
+
+    def cmd(self, line):
+        self.f.write(line.encode() + b"\n")
+        while True:
+            reply = self.f.readline().decode().strip()
+            if not reply:
+                raise RuntimeError(f"qtest: QEMU closed the port after '{line}'")
+            if reply.startswith("IRQ"):     # an interrupt line: not ours
+                continue
+            if not reply.startswith("OK"):
+                raise RuntimeError(f"qtest: '{line}' -> '{reply}'")
+            return reply[2:].strip()
+
+    def cfg_addr(self, reg):
+        return 0x80000000 | (SLOT << 11) | reg
+
+    def cfg_readl(self, reg):
+        self.cmd(f"outl 0xcf8 {self.cfg_addr(reg):#x}")
+        return int(self.cmd("inl 0xcfc"), 16)
+
+    def cfg_writel(self, reg, val):
+        self.cmd(f"outl 0xcf8 {self.cfg_addr(reg):#x}")
+        self.cmd(f"outl 0xcfc {val:#x}")
+
+    def readl(self, addr):
+        return int(self.cmd(f"readl {addr:#x}"), 16)
+
+    def writel(self, addr, val):
+        self.cmd(f"writel {addr:#x} {val:#x}")
+
+    def writeq(self, addr, val):
+        self.cmd(f"writeq {addr:#x} {val:#x}")
+
+    def read(self, addr, size):
+        return bytes.fromhex(self.cmd(f"read {addr:#x} {size:#x}")[2:])
+
+    def write(self, addr, data):
+        self.cmd(f"write {addr:#x} {len(data):#x} 0x{data.hex()}")
+
+
+def edu_dma(qt, src, dst, count, to_ram):
+    qt.writeq(BAR0 + EDU_DMA_SRC, src)
+    qt.writeq(BAR0 + EDU_DMA_DST, dst)
+    qt.writeq(BAR0 + EDU_DMA_CNT, count)
+    qt.writeq(BAR0 + EDU_DMA_CMD, DMA_START | (DMA_TO_RAM if to_ram else 0))
+    # The outer edu runs the copy from a 100 ms timer of its own clock.
+    end = time.monotonic() + 30
+    while qt.readl(BAR0 + EDU_DMA_CMD) & DMA_START:
+        if time.monotonic() > end:
+            raise RuntimeError("edu DMA still busy after 30 s")
+        time.sleep(0.05)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: qemu-edu.py QEMU HOST-DEVICE")
+    qemu, host = sys.argv[1:]
+    path = "/tmp/qtest.sock"
+    if os.path.exists(path):
+        os.unlink(path)
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lsock.bind(path)
+    lsock.listen(1)
+    args = [qemu, "-machine", "q35", "-accel", "tcg", "-S", "-m", "64M",
+            "-nodefaults", "-display", "none", "-qtest", f"unix:{path}",
+            "-qtest-log", "/dev/null",
+            "-device", f"vfio-pci,host={host},addr={SLOT:#x}.0"]
+    print("# " + " ".join(args), flush=True)
+    proc = subprocess.Popen(args)
+    failed = 0
+
+    def check(name, good, what):
+        nonlocal failed
+        print(f"{'ok' if good else 'not ok'} - clients/qemu/{name}: {what}",
+              flush=True)
+        failed += not good
+
+    try:
+        lsock.settimeout(1)
+        for _ in range(120):
+            try:
+                conn, _ = lsock.accept()
+                break
+            except socket.timeout:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"QEMU exited with {proc.returncode} "
+                                       "before connecting to the qtest port")
+        else:
+            raise RuntimeError("QEMU did not connect to the qtest port in 120 s")
+        qt = QTest(conn)
+        ids = qt.cfg_readl(0x00)
+        print(f"# config 0x00 = {ids:#010x}")
+        check("config-ids", ids == 0x11E81234, f"vendor/device {ids:#010x}")
+        qt.cfg_writel(0x10, BAR0)
+        bar = qt.cfg_readl(0x10) & ~0xF
+        qt.cfg_writel(0x04, 0x0006)         # memory decode, bus master
+        print(f"# BAR0 = {bar:#x}, command = {qt.cfg_readl(0x04) & 0xffff:#06x}")
+        check("bar0", bar == BAR0, f"BAR0 reads back {bar:#x}")
+        ident = qt.readl(BAR0 + EDU_ID)
+        qt.writel(BAR0 + EDU_LIVE, 0x12345678)
+        live = qt.readl(BAR0 + EDU_LIVE)
+        print(f"# edu ident {ident:#010x}, liveness ~0x12345678 = {live:#010x}")
+        check("edu-ident", ident & 0xFFFF == 0x00ED and
+              live == (~0x12345678 & 0xFFFFFFFF),
+              f"ident {ident:#010x}, liveness {live:#010x}")
+        pattern = bytes((i * 7 + 3) & 0xFF for i in range(DMA_LEN))
+        qt.write(SRC, pattern)
+        qt.write(DST, bytes(DMA_LEN))
+        edu_dma(qt, SRC, EDU_BUF, len(pattern), to_ram=False)
+        edu_dma(qt, EDU_BUF, DST, len(pattern), to_ram=True)
+        back = qt.read(DST, len(pattern))
+        same = sum(a == b for a, b in zip(back, pattern))
+        print(f"# DMA {SRC:#x} -> edu {EDU_BUF:#x} -> {DST:#x}: "
+              f"{same} of {len(pattern)} bytes match, "
+              f"first bytes {back[:8].hex()}")
+        check("edu-dma", back == pattern,
+              f"{same}/{len(pattern)} bytes came back through nested RAM")
+    except (OSError, RuntimeError, ValueError) as e:
+        check("qtest", False, str(e))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.unlink(path)
+    print(f"# QEMU exited with {proc.returncode}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
