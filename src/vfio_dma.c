@@ -30,6 +30,7 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "vfio_dma_plan.h"
 #include "vfio_private.h"
 #include "vfio_range.h"
 
@@ -45,17 +46,10 @@ MODULE_PARM_DESC(max_mappings,
 
 /*
  * struct vfio_runs - what one MAP_DMA pinned, as physically contiguous
- * runs: run @i covers pages run[i].pgoff .. run[i + 1].pgoff - 1 of the
- * mapping (run[nr].pgoff is the page count), starting at frame
- * run[i].pfn.  A 1 GiB map of 2 MiB huge pages is at most 512 runs, so
- * huge pages cost per huge page, not per 4 KiB, everywhere below.  The
- * pieces a mapping is split into share it.
+ * runs (struct vfio_run, vfio_dma_plan.h).  A 1 GiB map of 2 MiB huge
+ * pages is at most 512 runs, so huge pages cost per huge page, not per
+ * 4 KiB, everywhere below.  The pieces a mapping is split into share it.
  */
-struct vfio_run {
-	unsigned long	pgoff;
-	unsigned long	pfn;
-};
-
 struct vfio_runs {
 	refcount_t	ref;
 	unsigned long	nr;
@@ -106,19 +100,10 @@ static void vfio_runs_put(struct vfio_runs *runs)
 }
 
 /* The run holding page @pgoff of the mapping: O(log runs). */
-static unsigned long vfio_run_find(const struct vfio_runs *runs,
-				   unsigned long pgoff)
+static unsigned long vfio_runs_find(const struct vfio_runs *runs,
+				    unsigned long pgoff)
 {
-	unsigned long lo = 0, hi = runs->nr - 1, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo + 1) / 2;
-		if (runs->run[mid].pgoff <= pgoff)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return vfio_run_find(runs->run, runs->nr, pgoff);
 }
 
 static inline unsigned long vfio_dma_pgoff(const struct vfio_dma *dma,
@@ -141,7 +126,7 @@ static void vfio_runs_unpin(const struct vfio_runs *runs, unsigned long from,
 
 	if (from >= to)
 		return;
-	for (i = vfio_run_find(runs, from); from < to; i++, from = end) {
+	for (i = vfio_runs_find(runs, from); from < to; i++, from = end) {
 		end = min(runs->run[i + 1].pgoff, to);
 		unpin_user_page_range_dirty_lock(pfn_to_page(runs->run[i].pfn +
 							     from -
@@ -160,7 +145,7 @@ static int vfio_dma_remap(struct vfio_iommu *iommu, struct vfio_dma *dma,
 
 	if (from >= to)
 		return 0;
-	for (i = vfio_run_find(runs, from); from < to; i++, from = end) {
+	for (i = vfio_runs_find(runs, from); from < to; i++, from = end) {
 		end = min(runs->run[i + 1].pgoff, to);
 		ret = vfio_iommu_map(iommu->domain, vfio_dma_iova(dma, from),
 				     PFN_PHYS(runs->run[i].pfn + from -
@@ -248,9 +233,7 @@ int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
 struct vfio_map_state {
 	struct vfio_iommu	*iommu;
 	struct vfio_dma		*dma;
-	unsigned long		run_pgoff;	/* the open run */
-	unsigned long		run_pfn;
-	unsigned long		run_len;
+	struct vfio_open_run	run;		/* not yet mapped */
 	unsigned long		mapped;		/* pages in closed runs */
 };
 
@@ -260,7 +243,7 @@ static int vfio_map_close_run(struct vfio_map_state *st)
 	struct vfio_runs *runs = dma->runs, *bigger;
 	int ret;
 
-	if (!st->run_len)
+	if (!st->run.len)
 		return 0;
 	if (runs->nr == runs->cap) {
 		bigger = vfio_runs_alloc(runs->cap * 2);
@@ -272,18 +255,18 @@ static int vfio_map_close_run(struct vfio_map_state *st)
 		dma->runs = runs = bigger;
 	}
 	ret = vfio_iommu_map(st->iommu->domain,
-			     vfio_dma_iova(dma, st->run_pgoff),
-			     PFN_PHYS(st->run_pfn),
-			     (size_t)st->run_len << PAGE_SHIFT,
+			     vfio_dma_iova(dma, st->run.pgoff),
+			     PFN_PHYS(st->run.pfn),
+			     (size_t)st->run.len << PAGE_SHIFT,
 			     dma->prot | st->iommu->prot);
 	if (ret)
 		return ret;
-	runs->run[runs->nr].pgoff = st->run_pgoff;
-	runs->run[runs->nr].pfn = st->run_pfn;
+	runs->run[runs->nr].pgoff = st->run.pgoff;
+	runs->run[runs->nr].pfn = st->run.pfn;
 	runs->nr++;
-	runs->run[runs->nr].pgoff = st->run_pgoff + st->run_len;
-	st->mapped += st->run_len;
-	st->run_len = 0;
+	runs->run[runs->nr].pgoff = st->run.pgoff + st->run.len;
+	st->mapped += st->run.len;
+	st->run.len = 0;
 	return 0;
 }
 
@@ -296,18 +279,16 @@ static int vfio_map_add_pages(struct vfio_map_state *st, struct page **pages,
 
 	for (i = 0; i < n; i++) {
 		pfn = page_to_pfn(pages[i]);
-		if (st->run_len && pfn == st->run_pfn + st->run_len) {
-			st->run_len++;
+		if (vfio_run_extend(&st->run, pfn))
 			continue;
-		}
 		ret = vfio_map_close_run(st);
 		if (ret) {
 			unpin_user_pages(pages + i, n - i);
 			return ret;
 		}
-		st->run_pgoff = pgoff + i;
-		st->run_pfn = pfn;
-		st->run_len = 1;
+		st->run.pgoff = pgoff + i;
+		st->run.pfn = pfn;
+		st->run.len = 1;
 	}
 	return 0;
 }
@@ -368,9 +349,9 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 			    (size_t)st->mapped << PAGE_SHIFT);
 	if (dma->runs->nr)
 		vfio_runs_unpin(dma->runs, 0, st->mapped, dirty);
-	if (st->run_len)
-		unpin_user_page_range_dirty_lock(pfn_to_page(st->run_pfn),
-						 st->run_len, dirty);
+	if (st->run.len)
+		unpin_user_page_range_dirty_lock(pfn_to_page(st->run.pfn),
+						 st->run.len, dirty);
 	return ret;
 }
 
@@ -440,38 +421,16 @@ err_unlock:
 	return ret;
 }
 
-/*
- * One mapping's part of an unmap: the pages removed, and the wider range
- * taken out of the IOMMU.  The IOMMU may have covered a run with large
- * pages, so a cut inside a run takes out the whole run and maps back the
- * part that stays.
- */
-struct vfio_cut {
-	unsigned long from, to;		/* removed pages [from, to) */
-	unsigned long ufrom, uto;	/* unmapped from the IOMMU */
-};
-
+/* Plan taking IOVAs [start, last] (clipped to @dma) out of @dma. */
 static void vfio_dma_plan_cut(struct vfio_dma *dma, u64 start, u64 last,
 			      struct vfio_cut *cut)
 {
 	const struct vfio_runs *runs = dma->runs;
-	unsigned long end = vfio_dma_pgoff(dma, dma->last) + 1, i;
 
-	cut->from = vfio_dma_pgoff(dma, max(start, dma->start));
-	cut->to = vfio_dma_pgoff(dma, min(last, dma->last)) + 1;
-	cut->ufrom = cut->from;
-	cut->uto = cut->to;
-
-	if (cut->from > dma->first) {
-		i = vfio_run_find(runs, cut->from);
-		if (runs->run[i].pgoff < cut->from)
-			cut->ufrom = max(runs->run[i].pgoff, dma->first);
-	}
-	if (cut->to < end) {
-		i = vfio_run_find(runs, cut->to);
-		if (runs->run[i].pgoff < cut->to)
-			cut->uto = min(runs->run[i + 1].pgoff, end);
-	}
+	vfio_cut_plan(runs->run, runs->nr, dma->first,
+		      vfio_dma_pgoff(dma, dma->last) + 1,
+		      vfio_dma_pgoff(dma, max(start, dma->start)),
+		      vfio_dma_pgoff(dma, min(last, dma->last)) + 1, cut);
 }
 
 /* Map back what a window took out around the kept parts of @dma. */
