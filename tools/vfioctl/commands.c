@@ -283,6 +283,13 @@ static void warn_world(const struct conf *c)
 	}
 }
 
+void check_warnings(const struct vfioctl *v, const struct conf *c,
+		    const struct plan *p)
+{
+	warn_in_use(v, c, p);
+	warn_world(c);
+}
+
 int cmd_check(const struct vfioctl *v)
 {
 	struct pci_list l;
@@ -300,14 +307,14 @@ int cmd_check(const struct vfioctl *v)
 	if (err) {
 		msg_err("reading %s/bus/pci/devices: %s; topology not checked",
 			v->sysfs, strerror(-err));
+		warn_world(&c);
 	} else {
 		if (plan_build(&p, &c, &l, true))
 			conf_error(&c, 0, "out of memory");
-		warn_in_use(v, &c, &p);
+		check_warnings(v, &c, &p);
 		plan_free(&p);
 		pci_list_free(&l);
 	}
-	warn_world(&c);
 	if (c.errors) {
 		msg_err("%s: %d error%s", v->config, c.errors,
 			c.errors == 1 ? "" : "s");
@@ -533,8 +540,7 @@ static int combine(const struct tally *t)
  * interface (/sys/class/net/IF/device), as driverctl and dpdk-devbind
  * take them.  Returns false (and says why) when it is neither.
  */
-static bool resolve_device(const struct vfioctl *v, const char *arg,
-			   char addr[16])
+bool resolve_device(const struct vfioctl *v, const char *arg, char addr[16])
 {
 	char path[4096], real[PATH_MAX];
 	const char *base;

@@ -18,5 +18,22 @@ int cmd_unbind(const struct vfioctl *v, int argc, char **argv);
 int cmd_unbind_all(const struct vfioctl *v);
 int cmd_udev_owner(const struct vfioctl *v, int argc, char **argv);
 int cmd_udev_claim(const struct vfioctl *v, int argc, char **argv);
+int cmd_doctor(const struct vfioctl *v, int argc, char **argv);
+
+struct conf;
+struct plan;
+
+/*
+ * resolve_device() - @arg, a PCI address or a network interface, as a
+ * normalised address in @addr.  Returns false (and says why) otherwise.
+ */
+bool resolve_device(const struct vfioctl *v, const char *arg, char addr[16]);
+
+/*
+ * check_warnings() - the warnings of check beyond syntax and topology:
+ * configured devices the host uses, world-accessible modes.
+ */
+void check_warnings(const struct vfioctl *v, const struct conf *c,
+		    const struct plan *p);
 
 #endif
