@@ -11,6 +11,7 @@
 
 #include "bind.h"
 #include "commands.h"
+#include "doctor.h"
 #include "pciids.h"
 #include "vfioctl.h"
 
@@ -62,6 +63,9 @@ static const struct command {
 	  "pci:N  (udev) ownership of a node", false },
 	{ "udev-claim", NULL, cmd_udev_claim,
 	  "DEV  (udev) claim a configured device", true },
+	{ "doctor", NULL, cmd_doctor,
+	  "[DEV...]  why devices can or cannot go to a user, and the fix",
+	  false },
 };
 
 static void usage(FILE *f)
@@ -81,6 +85,8 @@ static void usage(FILE *f)
 		"  -n, --dry-run          apply: only say what would be done\n"
 		"      --class CLASS      list: net, storage, display, usb, ...\n"
 		"      --pci-ids FILE     names for list (pci.ids, FILE:FILE...)\n"
+		"      --memlock-for SIZE doctor: the DMA the owner will map (4G)\n"
+		"      --root DIR         doctor: read /etc, /lib, /usr below DIR\n"
 		"  -j, --json             machine-readable list and status\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
@@ -89,7 +95,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "exit: 0 ok, 1 usage/config error, 2 partial failure, "
 		   "3 failed (device unchanged),\n      4 restore failed, "
-		   "5 status differs from the configuration\n");
+		   "5 status differs from the configuration, doctor found a fail\n");
 }
 
 int main(int argc, char **argv)
@@ -105,6 +111,8 @@ int main(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "class", required_argument, NULL, 'C' },
 		{ "pci-ids", required_argument, NULL, 'I' },
+		{ "memlock-for", required_argument, NULL, 'M' },
+		{ "root", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -116,6 +124,7 @@ int main(int argc, char **argv)
 		.state_dir = "/run/vfio",
 		.dev_dir = "/dev/vfio",
 		.proc = "/proc",
+		.root = "",
 		.pci_ids = PCI_IDS_DEFAULTS,
 	};
 	size_t i;
@@ -152,6 +161,18 @@ int main(int argc, char **argv)
 			break;
 		case 'I':
 			v.pci_ids = optarg;
+			break;
+		case 'M':
+			if (!parse_size(optarg, &v.memlock_for) ||
+			    !v.memlock_for) {
+				msg_err("--memlock-for %s: not a size (like 4G or 512M)",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'R':
+			/* "/" and "" both mean the real root. */
+			v.root = strcmp(optarg, "/") ? optarg : "";
 			break;
 		case 'j':
 			v.json = true;

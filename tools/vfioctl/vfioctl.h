@@ -21,7 +21,8 @@ enum {
 	EXIT_PARTIAL = 2,	/* some devices failed, the others were done */
 	EXIT_FAILED = 3,	/* the operation failed, the device is as it was */
 	EXIT_RESTORE = 4,	/* restoring a device failed: it needs a look */
-	EXIT_DIFFERS = 5,	/* status: the system differs from the config */
+	EXIT_DIFFERS = 5,	/* status: the system differs from the config;
+				 * doctor: a finding is "fail" */
 };
 
 struct vfioctl {
@@ -30,6 +31,7 @@ struct vfioctl {
 	const char *state_dir;	/* remembered previous drivers */
 	const char *dev_dir;	/* where the group nodes appear */
 	const char *proc;	/* stands for /proc (routes, mounts, consoles) */
+	const char *root;	/* stands for / (doctor: /lib, /etc, /usr) */
 	bool force;		/* take devices the host is using */
 	bool save;		/* bind/unbind: also edit the configuration */
 	bool dry_run;		/* apply: say what would be done, do nothing */
@@ -37,6 +39,7 @@ struct vfioctl {
 	const char *pci_ids;	/* pci.ids files, colon-separated */
 	bool json;
 	bool verbose;
+	unsigned long long memlock_for;	/* doctor: bytes to map, 0: unset */
 };
 
 /* Messages go to stderr prefixed with the program name. */
