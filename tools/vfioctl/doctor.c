@@ -809,6 +809,7 @@ static void check_config(struct doctor *d)
 
 struct cfg {
 	unsigned char b[PCI_CFG_SPACE_EXP_SIZE];
+	size_t size;		/* of the file: 256 conventional, 4096 PCIe */
 	size_t len;		/* what could be read: 64 unless root */
 };
 
@@ -816,16 +817,19 @@ static void cfg_load(const struct vfioctl *v, const char *addr,
 		     struct cfg *c)
 {
 	char path[4096];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
-	c->len = 0;
+	c->len = c->size = 0;
 	if (!sysfs_path(v, path, sizeof(path), "bus/pci/devices/%s/config",
 			addr))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	if (!fstat(fd, &st))
+		c->size = st.st_size;
 	while (c->len < sizeof(c->b)) {
 		n = pread(fd, c->b + c->len, sizeof(c->b) - c->len, c->len);
 		if (n <= 0)
@@ -866,6 +870,8 @@ static int cfg_ext_cap(const struct cfg *c, unsigned int id)
 	size_t p = PCI_CFG_SPACE_SIZE;
 	int ttl = (PCI_CFG_SPACE_EXP_SIZE - PCI_CFG_SPACE_SIZE) / 8;
 
+	if (c->size && c->size <= PCI_CFG_SPACE_SIZE)
+		return 0;	/* conventional PCI: no extended space */
 	if (c->len <= PCI_CFG_SPACE_SIZE)
 		return -1;
 	while (ttl-- && p >= PCI_CFG_SPACE_SIZE && p + 4 <= c->len) {
@@ -1117,7 +1123,7 @@ static void check_reset_irq(struct doctor *d, const struct pci_dev *dev)
 struct limit {
 	unsigned long long soft, hard;	/* bytes, MEMLOCK_UNLIMITED */
 	int prio_soft, prio_hard;	/* pam_limits: user 3, @group 2, * 1 */
-	char from[512];
+	char from[512];			/* where the soft limit comes from */
 };
 
 static bool parse_limit_value(const char *s, unsigned long long mult,
@@ -1210,7 +1216,6 @@ static void limits_file(const char *path, const char *rel,
 		if (strcmp(type, "soft") && prio >= lim->prio_hard) {
 			lim->hard = kib;
 			lim->prio_hard = prio;
-			snprintf(lim->from, sizeof(lim->from), "%s:%d", rel, no);
 		}
 	}
 	if (in)
