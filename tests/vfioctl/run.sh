@@ -4,7 +4,8 @@
 # vfioctl in the test VM against the real kernel and our modules: builds
 # a static vfioctl and runs tests/vfioctl/guest.sh through the core's
 # VM harness (tests/vm/run-suite.sh --run).  Prints the guest's ok/not ok
-# lines and a transcript ("# " lines) of list, check and apply.
+# lines and a transcript ("# " lines) of list, check, apply and doctor.
+# With --machine nointremap only doctor's interrupt remapping case runs.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,4 +23,5 @@ gcc -static -O2 -Wall -Wextra -Werror -o "$work/vfioctl" \
 		-e 'in function' >&2)
 exec tests/vm/run-suite.sh --no-bind --add "$work/vfioctl" \
 	--add tests/vfioctl/guest.sh --add etc/vfio/devices.conf \
+	--add etc/modprobe.d/vfio-dkms.conf --add lib/intree-guard \
 	--run "sh /opt/guest.sh" "$@"
