@@ -1129,6 +1129,442 @@ case_udev_claim_config_error() {
 	want_no_writes
 }
 
+# --- doctor -----------------------------------------------------------------
+
+# mkcfg ADDR SIZE CAP...: a config space file of SIZE bytes (256: conventional
+# PCI, 4096: PCIe) with the capabilities named: pm, pm-nosoftrst, msi, msix,
+# exp, exp-flr, af-flr (the standard list), acs (extended), mf (header type).
+mkcfg() {
+	python3 - "$S/bus/pci/devices/$1/config" "${@:2}" <<'PY'
+import struct, sys
+path, size, *caps = sys.argv[1:]
+b = bytearray(int(size))
+ids = {"pm": 1, "pm-nosoftrst": 1, "msi": 5, "exp": 0x10, "exp-flr": 0x10,
+       "msix": 0x11, "af-flr": 0x13}
+std = [c for c in caps if c in ids]
+if "mf" in caps:
+    b[0x0e] = 0x80
+if std:
+    b[0x06] |= 0x10
+    b[0x34] = 0x40
+for i, c in enumerate(std):
+    off = 0x40 + 0x10 * i
+    b[off] = ids[c]
+    b[off + 1] = off + 0x10 if i + 1 < len(std) else 0
+    if c == "exp-flr":
+        struct.pack_into("<I", b, off + 4, 1 << 28)
+    if c == "af-flr":
+        b[off + 3] = 2
+    if c == "pm-nosoftrst":
+        b[off + 4] = 8
+if len(b) > 256:
+    # AER first, then ACS when asked for: the list is walked, not guessed.
+    struct.pack_into("<I", b, 0x100, 0x0001 | 1 << 16 |
+                     ((0x140 << 20) if "acs" in caps else 0))
+    if "acs" in caps:
+        struct.pack_into("<I", b, 0x140, 0x000d | 1 << 16)
+open(path, "wb").write(b)
+PY
+}
+
+# A healthy host for doctor on top of fresh_tree: IOMMU with remapping,
+# our modules installed and loaded, the in-tree block, no EFI, devices in
+# a hierarchy (01:00.0 and 01:01.0 behind the bridge 00:05.0), config
+# spaces, fake dkms/mokutil/modinfo first in $PATH.
+doctor_tree() {
+	local a top=$here/../..
+	R=$T/root
+	KVER=6.1.0-99-amd64
+	MODS=$R/lib/modules/$KVER/updates/dkms
+	mkdir -p "$P/sys/kernel" "$S/class/iommu/dmar0" "$S/module/vfio" \
+		"$S/module/vfio_pci/parameters" "$MODS" "$R/lib/modprobe.d" \
+		"$R/usr/lib/vfio-dkms" "$T/bin" "$S/devices/pci0000:00"
+	echo "$KVER" >"$P/sys/kernel/osrelease"
+	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on" >"$P/cmdline"
+	printf 'processor\t: 0\nvendor_id\t: GenuineIntel\n' >"$P/cpuinfo"
+	printf '%s\n' "           CPU0       CPU1" \
+		"  9:          0          0  IR-IO-APIC    9-fasteoi   acpi" \
+		" 24:         10          0  IR-PCI-MSI-0000:00:1f.2 0-edge  ahci" \
+		>"$P/interrupts"
+	echo 1.0 >"$S/module/vfio/version"
+	echo O >"$S/module/vfio/taint"
+	echo N >"$S/module/vfio_pci/parameters/allow_unsafe_interrupts"
+	printf 'ELF...~Module signature appended~\n' >"$MODS/vfio.ko"
+	cp "$MODS/vfio.ko" "$MODS/vfio_pci.ko"
+	cp "$top/etc/modprobe.d/vfio-dkms.conf" "$R/lib/modprobe.d/"
+	cp "$top/lib/intree-guard" "$R/usr/lib/vfio-dkms/"
+	chmod 0755 "$R/usr/lib/vfio-dkms/intree-guard"
+	printf '#!/bin/sh\necho "%s"\n' "vfio-dkms/1.0: added" >"$T/bin/dkms"
+	# shellcheck disable=SC2016 # expanded by the fake, not here
+	printf '#!/bin/sh\necho "${FAKE_MOK:-%s is already enrolled}"\n' \
+		/var/lib/dkms/mok.pub >"$T/bin/mokutil"
+	chmod +x "$T/bin/dkms" "$T/bin/mokutil"
+	# The real layout: devices below their bridges, bus/pci/devices links.
+	mkdev 0000:01:01.0 1234:11e8 00ff00 5 -
+	for a in "$S"/bus/pci/devices/*; do
+		mv "$a" "$S/devices/pci0000:00/"
+		ln -s "$S/devices/pci0000:00/${a##*/}" "$a"
+	done
+	for a in 0000:01:00.0 0000:01:01.0; do
+		mv "$S/devices/pci0000:00/$a" "$S/devices/pci0000:00/0000:00:05.0/"
+		ln -sfn "$S/devices/pci0000:00/0000:00:05.0/$a" \
+			"$S/bus/pci/devices/$a"
+	done
+	mkcfg 0000:00:00.0 256
+	mkcfg 0000:00:02.0 4096 pm exp-flr msi msix
+	mkcfg 0000:00:03.0 256 msi
+	mkcfg 0000:00:04.0 4096 exp msi msix acs
+	mkcfg 0000:00:1f.0 256 mf
+	mkcfg 0000:00:1f.3 256 mf
+	mkcfg 0000:00:05.0 4096 pm exp msi
+	mkcfg 0000:01:00.0 4096 exp msi
+	mkcfg 0000:01:01.0 4096 exp msi
+	mkcfg 0000:00:06.0 4096 exp msix
+	echo flr >"$S/bus/pci/devices/0000:00:04.0/reset_method"
+}
+
+dvf() {
+	PATH=$T/bin:$PATH vf --root "$R" "$@"
+}
+
+# want_finding VERDICT SUBJECT CHECK TEXT: a line of doctor's output.
+want_finding() {
+	grep -E "^$1 +$2 +$3 " "$T/out" | grep -qF -- "$4" ||
+		die "no \"$1 $2 $3 ...$4\": $(grep -E " $2 +$3 " "$T/out" || echo none)"
+}
+
+case_doctor_healthy() {
+	doctor_tree
+	rc 0 dvf doctor 0000:00:04.0
+	for c in iommu intremap modules loaded intree secureboot config; do
+		grep -Eq "^ok +host +$c " "$T/out" || die "$c: $(cat "$T/out")"
+	done
+	want_finding ok host iommu "Intel VT-d: dmar0"
+	want_finding ok host intree "refuses the in-tree VFIO modules"
+	want_finding ok host intree "on $KVER they are refused"
+	want_finding ok 0000:00:04.0 group "IOMMU group 3: 1 device: 0000:00:04.0 (no driver)"
+	want_finding ok 0000:00:04.0 shape "alone in IOMMU group 3"
+	want_finding ok 0000:00:04.0 driver "no driver"
+	want_finding ok 0000:00:04.0 inuse "not in use"
+	want_finding ok 0000:00:04.0 reset "reset methods: flr"
+	want_finding ok 0000:00:04.0 irq "MSI and MSI-X available"
+	want_in "$T/out" "doctor: "
+	want_not_in "$T/out" "warn "
+	want_no_writes
+}
+
+case_doctor_iommu() {
+	doctor_tree
+	rmdir "$S/class/iommu/dmar0"
+	echo "BOOT_IMAGE=/vmlinuz ro quiet" >"$P/cmdline"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host iommu "no intel_iommu=on"
+	want_finding fail host iommu "fix: add intel_iommu=on to GRUB_CMDLINE_LINUX in /etc/default/grub"
+	want_finding fail host intremap "no IOMMU, so no interrupt remapping"
+	echo "BOOT_IMAGE=/vmlinuz ro intel_iommu=off" >"$P/cmdline"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host iommu "fix: remove intel_iommu=off from GRUB_CMDLINE_LINUX"
+	echo "BOOT_IMAGE=/vmlinuz ro" >"$P/cmdline"
+	printf 'vendor_id\t: AuthenticAMD\n' >"$P/cpuinfo"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host iommu "the firmware has it off"
+	want_finding fail host iommu "AMD-Vi/IOMMU (AMD) in the firmware setup"
+	mkdir "$S/class/iommu/ivhd0"
+	echo "BOOT_IMAGE=/vmlinuz ro iommu=pt" >"$P/cmdline"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host iommu "AMD-Vi: ivhd0 (iommu=pt"
+}
+
+case_doctor_intremap() {
+	doctor_tree
+	printf '%s\n' " 24: 1 0 PCI-MSI-0000:00:1f.2 0-edge ahci" \
+		"  9: 0 0 IO-APIC 9-fasteoi acpi" >"$P/interrupts"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host intremap "interrupt remapping is off (no IR- interrupt chips"
+	want_finding fail host intremap "fix: enable interrupt remapping in the firmware"
+	echo "BOOT_IMAGE=/vmlinuz intel_iommu=on intremap=off" >"$P/cmdline"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host intremap "the kernel command line says intremap=off"
+	want_finding fail host intremap "fix: remove intremap=off from GRUB_CMDLINE_LINUX"
+	echo Y >"$S/module/vfio_pci/parameters/allow_unsafe_interrupts"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding warn host intremap "allow_unsafe_interrupts is set"
+	want_finding warn host intremap "raise any interrupt on the host"
+	: >"$P/interrupts"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding warn host intremap "cannot tell whether interrupt remapping is on"
+}
+
+case_doctor_modules() {
+	doctor_tree
+	rm "$MODS/vfio_pci.ko"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host modules "not installed for the running kernel $KVER (dkms status: vfio-dkms/1.0: added)"
+	want_finding fail host modules "fix: apt install linux-headers-$KVER, then dkms autoinstall -k $KVER"
+	# Without ours, the in-tree modules load as usual: only a warning.
+	rm "$R/lib/modprobe.d/vfio-dkms.conf"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding warn host intree "the in-tree block is not in force"
+	# A compressed module is found as well.
+	cp "$here/../../etc/modprobe.d/vfio-dkms.conf" "$R/lib/modprobe.d/"
+	echo x | xz >"$MODS/vfio_pci.ko.xz"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host modules "vfio.ko and vfio_pci.ko are installed for $KVER"
+}
+
+case_doctor_loaded() {
+	doctor_tree
+	echo 0.3 >"$S/module/vfio/version"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host loaded "the kernel's own vfio (version 0.3) is loaded"
+	echo 1.0 >"$S/module/vfio/version"
+	rm -r "$S/bus/pci/drivers/vfio"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding warn host loaded "vfio 1.0 is loaded but not vfio_pci"
+	rm -r "$S/module/vfio" "$S/module/vfio_pci"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding warn host loaded "vfio and vfio_pci are not loaded"
+	want_finding warn host loaded "fix: modprobe vfio_pci"
+}
+
+case_doctor_intree() {
+	doctor_tree
+	chmod -x "$R/usr/lib/vfio-dkms/intree-guard"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host intree "intree-guard is missing or not executable"
+	want_finding fail host intree "fix: apt install --reinstall vfio-dkms"
+	chmod +x "$R/usr/lib/vfio-dkms/intree-guard"
+	mkdir -p "$S/module/vfio_iommu_type1"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host intree "loaded beside vfio-dkms's: vfio_iommu_type1"
+	rmdir "$S/module/vfio_iommu_type1"
+	# Ours only in updates/ (not DKMS's): the guard lets the kernel's load.
+	mv "$MODS"/* "$MODS/.."
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host intree "absent, so on $KVER they are loaded as usual"
+}
+
+case_doctor_secureboot() {
+	local var=$S/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
+	doctor_tree
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host secureboot "not booted through EFI"
+	mkdir -p "${var%/*}"
+	printf '\006\000\000\000\000' >"$var"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host secureboot "Secure Boot is off"
+	printf '\006\000\000\000\001' >"$var"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host secureboot "vfio is loaded with a verified signature"
+	# Not loaded: the file's signature and the key decide.
+	rm "$S/module/vfio/taint"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host secureboot "Secure Boot is on and /lib/modules/$KVER/updates/dkms/vfio.ko is signed"
+	want_finding ok host mok "the DKMS key /var/lib/dkms/mok.pub is enrolled"
+	printf 'mok_certificate="/etc/dkms/my.der"\n' >"$T/fw.conf"
+	mkdir -p "$R/etc/dkms"
+	mv "$T/fw.conf" "$R/etc/dkms/framework.conf"
+	FAKE_MOK="/etc/dkms/my.der is not enrolled" rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host mok "the DKMS key /etc/dkms/my.der is not enrolled"
+	want_finding fail host mok "fix: mokutil --import /etc/dkms/my.der"
+	rm "$T/bin/mokutil"
+	PATH=$T/bin rc 0 vf --root "$R" doctor 0000:00:04.0
+	want_finding warn host mok "no mokutil"
+	printf 'ELF, no signature\n' >"$MODS/vfio.ko"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail host secureboot "is not signed: the kernel refuses to load it"
+	want_finding fail host secureboot "mokutil --import /var/lib/dkms/mok.pub"
+	# Compressed: modinfo reads the signer.
+	rm "$MODS/vfio.ko"
+	echo x | xz >"$MODS/vfio.ko.xz"
+	printf '#!/bin/sh\necho "DKMS module signing key"\n' >"$T/bin/modinfo"
+	chmod +x "$T/bin/modinfo"
+	PATH=$T/bin:$PATH rc 0 vf --root "$R" doctor 0000:00:04.0
+	want_finding ok host secureboot "vfio.ko.xz is signed by DKMS module signing key"
+}
+
+case_doctor_config() {
+	doctor_tree
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host config "does not exist: no devices configured"
+	conf "0000:00:04.0 mode=0600"
+	rc 0 dvf doctor
+	want_finding ok host config "is valid, 1 entry"
+	# Configured devices only, when there are some.
+	[ "$(grep -c ' driver ' "$T/out")" -eq 1 ] || die "$(cat "$T/out")"
+	conf "0000:00:04.0 mode=0666"
+	rc 0 dvf doctor
+	want_finding warn host config "1 warning, the first: $CONF:1: warning: mode=0666"
+	conf "0000:00:04.0 mode=0999"
+	rc 5 dvf doctor
+	want_finding fail host config "1 error, the first: $CONF:1: bad mode"
+	want_finding fail host config "fix: vfioctl check lists them"
+}
+
+case_doctor_group_members() {
+	doctor_tree
+	rc 5 dvf doctor 0000:00:1f.0
+	want_finding fail 0000:00:1f.0 member "0000:00:1f.3 (8086:2930) of group 4 is on the host driver i801_smbus: it blocks the group"
+	want_finding fail 0000:00:1f.0 member "fix: vfioctl bind 0000:00:1f.3 too"
+	want_finding fail 0000:00:1f.0 group "IOMMU group 4: 2 devices: 0000:00:1f.0 (lpc_ich), 0000:00:1f.3 (i801_smbus)"
+	want_finding fail 0000:00:1f.0 group "fix: vfioctl bind 0000:00:1f.3"
+	want_finding warn 0000:00:1f.0 shape "multi-function device 0000:00:1f, which has no ACS capability"
+	want_finding warn 0000:00:1f.0 shape "built into the chipset: assign the whole group (vfioctl bind 0000:00:1f.0 0000:00:1f.3)"
+	want_finding warn 0000:00:1f.0 shape "pcie_acs_override) is not safe"
+	# Configured: apply takes it too.
+	conf "0000:00:1f.0" "0000:00:1f.3"
+	rc 0 dvf doctor 0000:00:1f.0
+	want_finding warn 0000:00:1f.0 member "devices.conf names it, so apply moves it too"
+	rc 0 vf bind 0000:00:1f.3
+	rc 0 dvf doctor 0000:00:1f.0
+	want_finding ok 0000:00:1f.0 member "0000:00:1f.3 (8086:2930) of group 4 is on vfio: does not block"
+	want_finding ok 0000:00:1f.0 group "IOMMU group 4: 2 devices"
+	# A bridge never blocks.
+	rc 0 dvf doctor 0000:01:00.0
+	want_finding ok 0000:01:00.0 member "0000:00:05.0 (1b36:0001, no driver) of group 5 is a bridge: does not block"
+}
+
+case_doctor_shape_bridge() {
+	doctor_tree
+	rc 0 dvf doctor 0000:01:00.0
+	want_finding warn 0000:01:00.0 shape "IOMMU group 5 holds 1 other device: it sits behind the bridge 0000:00:05.0, which has no ACS capability"
+	want_finding warn 0000:01:00.0 shape "fix: move the card to a slot on a port with ACS, or assign the whole group (vfioctl bind 0000:01:00.0 0000:01:01.0)"
+	mkcfg 0000:00:05.0 4096 pm exp msi acs
+	rc 0 dvf doctor 0000:01:00.0
+	want_finding warn 0000:01:00.0 shape "for a reason sysfs does not show"
+}
+
+case_doctor_inuse() {
+	doctor_tree
+	mknet 0000:00:02.0 eth0 up 0x1003
+	rc 5 dvf doctor eth0
+	want_finding warn 0000:00:02.0 driver "bound to the host driver e1000e; fix: vfioctl bind 0000:00:02.0"
+	want_finding fail 0000:00:02.0 inuse "in use by the host: network interface eth0 is up"
+	echo down >"$S/class/net/eth0/operstate"
+	echo 0x1002 >"$S/class/net/eth0/flags"
+	rc 0 dvf doctor eth0
+	want_finding ok 0000:00:02.0 inuse "not in use by the host"
+	rc 0 vf bind 0000:00:02.0
+	rc 0 dvf doctor 0000:00:02.0
+	want_finding ok 0000:00:02.0 driver "bound to vfio"
+	want_not_in "$T/out" inuse
+}
+
+case_doctor_reset_irq() {
+	doctor_tree
+	rc 0 dvf doctor 0000:00:02.0 0000:00:03.0 0000:00:05.0 0000:01:00.0
+	want_finding ok 0000:00:02.0 reset "function level reset (FLR) in its PCIe capability"
+	want_finding ok 0000:00:02.0 irq "MSI and MSI-X available"
+	want_finding warn 0000:00:03.0 reset "no reset method"
+	want_finding ok 0000:00:03.0 irq "MSI available"
+	want_finding ok 0000:00:05.0 reset "power-management reset"
+	want_finding warn 0000:01:00.0 reset "no reset method"
+	mkcfg 0000:00:03.0 256 pm-nosoftrst af-flr
+	rc 0 dvf doctor 0000:00:03.0
+	want_finding ok 0000:00:03.0 reset "(FLR) in its AF capability"
+	want_finding warn 0000:00:03.0 irq "no MSI or MSI-X: INTx only"
+	mkcfg 0000:00:03.0 256 pm-nosoftrst
+	rc 0 dvf doctor 0000:00:03.0
+	want_finding warn 0000:00:03.0 reset "no reset method: it keeps its state"
+}
+
+case_doctor_memlock() {
+	doctor_tree
+	mkdir -p "$R/etc/security/limits.d" "$R/etc/systemd/system.conf.d"
+	conf "0000:00:04.0 owner=nobody"
+	rc 0 dvf doctor
+	want_finding warn 0000:00:04.0 memlock "owner nobody: RLIMIT_MEMLOCK 8 MiB (hard 8 MiB) from systemd's built-in DefaultLimitMEMLOCK, below the 1 GiB a small VM would map"
+	printf '%s\n' "[Manager]" "DefaultLimitMEMLOCK=64M:infinity" \
+		>"$R/etc/systemd/system.conf.d/50-memlock.conf"
+	rc 0 dvf doctor
+	want_finding warn 0000:00:04.0 memlock "RLIMIT_MEMLOCK 64 MiB (hard unlimited) from DefaultLimitMEMLOCK in /etc/systemd/system.conf.d/50-memlock.conf:2"
+	printf '%s\n' "# limits" "*  soft memlock 1024" "@nogroup - memlock 2048" \
+		>"$R/etc/security/limits.conf"
+	rc 5 dvf --memlock-for 4G doctor
+	want_finding fail 0000:00:04.0 memlock "owner nobody: RLIMIT_MEMLOCK 2 MiB (hard 2 MiB) from /etc/security/limits.conf:3, below the 4 GiB it will map; services get 64 MiB"
+	want_finding fail 0000:00:04.0 memlock "fix: add \"nobody - memlock 4194304\" (KiB) to /etc/security/limits.d/vfio.conf"
+	printf 'nobody hard memlock unlimited\nnobody soft memlock unlimited\n' \
+		>"$R/etc/security/limits.d/vfio.conf"
+	rc 0 dvf --memlock-for 4G doctor
+	want_finding ok 0000:00:04.0 memlock "RLIMIT_MEMLOCK unlimited (hard unlimited) from /etc/security/limits.d/vfio.conf:2, enough for 4 GiB"
+	conf "0000:00:04.0 owner=root"
+	rc 0 dvf doctor
+	want_finding ok 0000:00:04.0 memlock "owner root: CAP_IPC_LOCK"
+	rc 1 dvf --memlock-for 4X doctor
+	want_in "$T/err" "not a size"
+}
+
+case_doctor_nodes() {
+	doctor_tree
+	conf "0000:00:04.0 owner=nobody group=nogroup mode=0660"
+	rc 0 vf bind 0000:00:04.0
+	rc 0 dvf doctor
+	want_finding warn 0000:00:04.0 node "$DEV/pci:3 is missing although the device is on vfio"
+	: >"$DEV/pci:3"
+	: >"$DEV/3"
+	chmod 0600 "$DEV/pci:3" "$DEV/3"
+	rc 0 dvf doctor
+	want_finding warn 0000:00:04.0 node "$DEV/pci:3 is root:root 0600, devices.conf gives it nobody:nogroup 0660: the udev rules have not been applied"
+	want_finding warn 0000:00:04.0 node "fix: udevadm trigger --action=change --subsystem-match=vfio"
+	chown nobody:nogroup "$DEV/pci:3" "$DEV/3"
+	chmod 0660 "$DEV/pci:3" "$DEV/3"
+	rc 0 dvf doctor
+	want_finding ok 0000:00:04.0 node "$DEV/pci:3 is nobody:nogroup 0660, as configured"
+	want_finding ok 0000:00:04.0 node "$DEV/3 is nobody:nogroup 0660, as configured"
+	chmod 0666 "$DEV/3"
+	rc 5 dvf doctor
+	want_finding fail 0000:00:04.0 node "$DEV/3 is 65534:65534 0666, wider than the nobody:nogroup 0660 of devices.conf"
+	chmod 0640 "$DEV/3"
+	rc 0 dvf doctor
+	want_finding warn 0000:00:04.0 node "$DEV/3 is 65534:65534 0640, narrower"
+	# Unconfigured: root:root 0600 at most.
+	rm "$CONF"
+	rc 5 dvf doctor 0000:00:04.0
+	want_finding fail 0000:00:04.0 node "$DEV/pci:3 is 65534:65534 0660, wider than the root:root 0600"
+}
+
+case_doctor_json() {
+	doctor_tree
+	mknet 0000:00:02.0 eth0 up 0x1003
+	rc 5 dvf --json doctor 0000:00:02.0 0000:00:04.0
+	python3 - "$T/out" <<'PY' || die "doctor json wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+fs = d["findings"]
+assert all(set(f) == {"verdict", "subject", "check", "what", "fix"} for f in fs), fs
+assert all(f["verdict"] in ("ok", "warn", "fail") for f in fs)
+for v in ("ok", "warn", "fail"):
+    assert d[v] == sum(f["verdict"] == v for f in fs), (v, d[v])
+f = {(x["subject"], x["check"]): x for x in fs}
+assert f[("host", "iommu")]["verdict"] == "ok" and f[("host", "iommu")]["fix"] is None
+u = f[("0000:00:02.0", "inuse")]
+assert u["verdict"] == "fail" and "eth0 is up" in u["what"] and u["fix"], u
+assert f[("0000:00:04.0", "group")]["verdict"] == "ok"
+PY
+	# Text and JSON say the same.
+	rc 5 dvf doctor 0000:00:02.0 0000:00:04.0
+	want_in "$T/out" "doctor: "
+}
+
+case_doctor_args() {
+	doctor_tree
+	rc 1 dvf doctor 0000:00:09.0
+	want_in "$T/err" "0000:00:09.0: no such PCI device"
+	rc 1 dvf doctor no-such-if0
+	[ ! -s "$T/out" ] || die "printed: $(cat "$T/out")"
+	# Nothing configured: every device but bridges (classes 06xx).
+	rc 5 dvf doctor
+	for a in 0000:00:02.0 0000:00:03.0 0000:00:04.0 0000:00:1f.3 \
+		0000:01:00.0 0000:01:01.0 0000:00:06.0; do
+		grep -Eq "^[a-z]+ +$a +driver " "$T/out" || die "$a not checked"
+	done
+	for a in 0000:00:00.0 0000:00:05.0 0000:00:1f.0; do
+		! grep -Eq "^[a-z]+ +$a " "$T/out" || die "bridge $a checked"
+	done
+	want_finding fail 0000:00:06.0 group "8086:10d3 has no IOMMU group"
+	want_no_writes
+}
+
 here=$(cd "$(dirname "$0")" && pwd)
 
 # "env VAR=x vfioctl ..." inside rc needs a command, not the vf function.

@@ -306,12 +306,13 @@ bool parse_size(const char *s, unsigned long long *bytes)
 static void check_iommu(struct doctor *d)
 {
 	const struct vfioctl *v = d->v;
-	char dir[4096], names[512] = "", cmdline[4096] = "", cpu[8192];
+	char dir[4096], names[512] = "", cmdline[4096] = "", cpu[4096];
 	const char *off = NULL, *kind = "";
 	struct dirent **ents;
 	struct finding *f;
+	bool intel = false;
 	size_t len = 0;
-	bool intel;
+	FILE *in;
 	int i, n;
 
 	proc_read(v, "cmdline", cmdline, sizeof(cmdline));
@@ -353,8 +354,13 @@ static void check_iommu(struct doctor *d)
 		    off);
 		return;
 	}
-	intel = !proc_read(v, "cpuinfo", cpu, sizeof(cpu)) &&
-		strstr(cpu, "GenuineIntel");
+	snprintf(cpu, sizeof(cpu), "%s/cpuinfo", v->proc);
+	in = fopen(cpu, "re");
+	while (in && !intel && fgets(cpu, sizeof(cpu), in))
+		intel = !strncmp(cpu, "vendor_id", 9) &&
+			strstr(cpu, "GenuineIntel");
+	if (in)
+		fclose(in);
 	if (intel && !has_word(cmdline, "intel_iommu=on")) {
 		f = add(d, V_FAIL, "iommu", "host",
 			"no IOMMU in %s, and the kernel command line has no intel_iommu=on (or VT-d is off in the firmware)",
@@ -610,9 +616,11 @@ static int module_signed(const char *path, char *who, size_t size)
 		if (fd < 0)
 			return -1;
 		end = lseek(fd, 0, SEEK_END);
-		if (end >= (off_t)sizeof(tail) &&
-		    pread(fd, tail, sizeof(tail), end - sizeof(tail)) ==
-		    (ssize_t)sizeof(tail))
+		if (end >= 0 && end < (off_t)sizeof(tail))
+			ret = 0;
+		else if (end > 0 &&
+			 pread(fd, tail, sizeof(tail), end - sizeof(tail)) ==
+			 (ssize_t)sizeof(tail))
 			ret = !memcmp(tail, MODSIG_MAGIC, sizeof(tail));
 		close(fd);
 		return ret;
