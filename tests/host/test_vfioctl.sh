@@ -708,8 +708,10 @@ case_bash_completion() {
 		try vfioctl --class n
 		try vfioctl --json list --cl
 		try vfioctl -c /x bind --save 0000:00:02.0 ow
+		try vfioctl d
+		try vfioctl --memlock-for 4G doctor --me
 	' _ "$script" >"$T/compl" 2>&1 || die "script failed: $(cat "$T/compl")"
-	printf '%s\n' bind net --class owner= >"$T/want"
+	printf '%s\n' bind net --class owner= doctor --memlock-for >"$T/want"
 	cmp -s "$T/want" "$T/compl" || die "completed: $(tr '\n' '|' <"$T/compl")"
 }
 
