@@ -779,7 +779,7 @@ static void check_config(struct doctor *d)
 	}
 	fclose(m);
 	d->c.err = stderr;
-	for (p = strtok(msgs ? msgs : "", "\n"); p; p = strtok(NULL, "\n")) {
+	for (p = msgs ? strtok(msgs, "\n") : NULL; p; p = strtok(NULL, "\n")) {
 		if (strstr(p, ": warning: ")) {
 			warns++;
 			if (!first_warn)
