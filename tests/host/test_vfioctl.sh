@@ -1295,6 +1295,9 @@ case_doctor_intremap() {
 	: >"$P/interrupts"
 	rc 0 dvf doctor 0000:00:04.0
 	want_finding warn host intremap "cannot tell whether interrupt remapping is on"
+	echo " 40: 0 ITS-PCI-MSI 524288 Edge nvme0q0" >"$P/interrupts"
+	rc 0 dvf doctor 0000:00:04.0
+	want_finding ok host intremap "interrupt remapping is on"
 }
 
 case_doctor_modules() {

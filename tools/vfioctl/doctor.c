@@ -395,7 +395,7 @@ static const char *unsafe_param(const struct vfioctl *v)
  * Neither our modules nor upstream's show whether a group's MSIs are
  * isolated.  What the kernel does show: the interrupt chips of
  * /proc/interrupts are named IR-PCI-MSI, IR-IO-APIC, ... when their
- * interrupts go through the remapping table.
+ * interrupts go through the remapping table (ITS-... on arm64).
  */
 static void check_intremap(struct doctor *d)
 {
@@ -415,7 +415,8 @@ static void check_intremap(struct doctor *d)
 	snprintf(path, sizeof(path), "%s/interrupts", v->proc);
 	in = fopen(path, "re");
 	while (in && fgets(line, sizeof(line), in)) {
-		if (strstr(line, " IR-"))
+		/* arm64's GIC ITS isolates MSIs as remapping does. */
+		if (strstr(line, " IR-") || strstr(line, " ITS-"))
 			ir = true;
 		else if (strstr(line, "PCI-MSI") || strstr(line, "IO-APIC"))
 			plain = true;
