@@ -990,8 +990,9 @@ static void check_group(struct doctor *d, const struct pci_dev *dev)
 		return;
 	}
 	f = add(d, V_FAIL, "group", dev->addr,
-		"IOMMU group %d: %zu devices: %s; not viable while%s stay%s on host drivers",
-		dev->group, members, list, block, blockers > 1 ? "" : "s");
+		"IOMMU group %d: %zu devices: %s; not viable while%s %s",
+		dev->group, members, list, block, blockers > 1 ?
+		"stay on host drivers" : "stays on a host driver");
 	fix(f, "vfioctl bind%s", block);
 }
 
