@@ -328,6 +328,22 @@ int cmd_check(const struct vfioctl *v)
 }
 
 /*
+ * A group's node in class vfio: the seed ABI's "pci:N" or today's "N";
+ * the udev rules give both the same owner.
+ */
+static bool is_group_node(const char *name)
+{
+	if (!strncmp(name, "pci:", 4))
+		name += 4;
+	if (!*name)
+		return false;
+	for (; *name; name++)
+		if (*name < '0' || *name > '9')
+			return false;
+	return true;
+}
+
+/*
  * Ask udev to apply the rules to every group node again, as "udevadm
  * trigger --action=change" does: configured or not, so that a node whose
  * line was edited or removed loses what it no longer may have.
@@ -349,7 +365,7 @@ static void retrigger_nodes(const struct vfioctl *v)
 		return;
 	}
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "pci:", 4))
+		if (!is_group_node(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/uevent", dir, de->d_name);
 		if (stat(path, &st))
@@ -395,7 +411,7 @@ static size_t count_nodes(const struct vfioctl *v)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		n += !strncmp(de->d_name, "pci:", 4);
+		n += is_group_node(de->d_name);
 	closedir(d);
 	return n;
 }
