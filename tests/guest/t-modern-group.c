@@ -3,8 +3,10 @@
  * t-modern-group: the group nodes /dev/vfio/N of today's VFIO ABI (N the
  * IOMMU group id), as upstream drivers/vfio/group.c defines them:
  * GET_STATUS, SET/UNSET_CONTAINER and their errors, GET_DEVICE_FD,
- * single open, the node permissions, and that a group is in use through
- * only one ABI at a time (/dev/vfio/pci:N of the seed, or /dev/vfio/N).
+ * single open, the node permissions (a user given both nodes drives the
+ * device through this one, anyone else is refused on both), and that a
+ * group is in use through only one ABI at a time (/dev/vfio/pci:N of the
+ * seed, or /dev/vfio/N).
  *
  * Built against the distribution's <linux/vfio.h>, never the seed header.
  */
@@ -382,6 +384,100 @@ static void test_node_permissions(struct vt *t, void *arg)
 	IN_CHILD(t, VT_USER_UID, child_user_nodes, &g);
 }
 
+/* The user edu0's group nodes are handed to, and one they are not. */
+#define OTHER_UID	1001
+
+struct owned_node {
+	char path[64];
+	struct stat st;
+};
+
+/* What an administrator (udev) does: both nodes of a group to VT_USER. */
+static int give_nodes(struct vt *t, struct owned_node n[2], int g)
+{
+	int i;
+
+	snprintf(n[0].path, sizeof(n[0].path), "/dev/vfio/pci:%d", g);
+	snprintf(n[1].path, sizeof(n[1].path), "/dev/vfio/%d", g);
+	for (i = 0; i < 2; i++) {
+		VT_CHECKF(t, stat(n[i].path, &n[i].st) == 0, "stat %s: %s",
+			  n[i].path, strerror(errno));
+		if (chown(n[i].path, VT_USER_UID, VT_USER_GID) ||
+		    chmod(n[i].path, 0600)) {
+			vt_fail(t, __FILE__, __LINE__, "chown/chmod %s: %s",
+				n[i].path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void take_nodes(struct owned_node n[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (chown(n[i].path, n[i].st.st_uid, n[i].st.st_gid) ||
+		    chmod(n[i].path, n[i].st.st_mode & 07777))
+			printf("# restore %s: %s\n", n[i].path,
+			       strerror(errno));
+}
+
+/* The owner: container, group, type1v2, a DMA map and BAR0, as DPDK. */
+static void child_owner_drives(struct vt *t, void *arg)
+{
+	struct vfio_region_info r;
+	struct vtm_dev d;
+	uint32_t id = 0;
+	void *buf;
+
+	(void)arg;
+	VT_OK(t, vtm_open_dev(&d, VT_EDU0, VFIO_TYPE1v2_IOMMU));
+	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	VT_OK(t, vtm_map(d.container_fd, buf, 0x100000, 4096,
+			 VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE));
+	VT_OK(t, vtm_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
+	VT_CHECKF(t, pread(d.device_fd, &id, 4, r.offset + VT_EDU_ID) == 4,
+		  "pread of BAR0: %s", strerror(errno));
+	VT_CHECKF(t, id == VT_EDU_ID_VALUE, "edu ID 0x%08x", id);
+	VT_OK(t, vtm_unmap(d.container_fd, 0x100000, 4096, NULL));
+	vtm_close_dev(&d);
+	munmap(buf, 4096);
+}
+
+/* Anyone else: neither node opens, whichever ABI it belongs to. */
+static void child_other_refused(struct vt *t, void *arg)
+{
+	struct owned_node *n = arg;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		VT_CHECKF(t, open(n[i].path, O_RDWR) < 0 && errno == EACCES,
+			  "open %s as uid %d: %s (want EACCES)", n[i].path,
+			  (int)getuid(), strerror(errno));
+}
+
+/*
+ * A group handed to a user is theirs through today's node as through
+ * the seed ABI's (t-owner drives that one); a third user is refused on
+ * both.
+ */
+static void test_owner_nodes(struct vt *t, void *arg)
+{
+	struct owned_node n[2];
+	int g = vt_group_id(VT_EDU0);
+
+	(void)arg;
+	VT_CHECKF(t, g >= 0, "group of %s: %s", VT_EDU0, strerror(errno));
+	if (give_nodes(t, n, g) == 0) {
+		IN_CHILD(t, VT_USER_UID, child_owner_drives, NULL);
+		IN_CHILD(t, OTHER_UID, child_other_refused, n);
+	}
+	take_nodes(n);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-modern-group" };
@@ -396,5 +492,6 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
 	VT_RUN_CLOSE(&t, test_cross_abi_exclusion);
 	VT_RUN_CLOSE(&t, test_node_permissions);
+	VT_RUN_CLOSE(&t, test_owner_nodes);
 	return vt_done(&t);
 }
