@@ -7,7 +7,8 @@
  * Our module answers the same ABI on the same nodes, so this code is
  * also the backend "modern": our vfio.ko driven as QEMU or DPDK drive it
  * today.  Nothing differs but the name printed on its lines, which the
- * guest script picks to match the modules it loaded.
+ * guest script picks to match the modules it loaded and bench.c maps to
+ * this one table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,19 +111,6 @@ static int intree_msi_setup(struct bench_dev *d, int efd)
 }
 
 const struct bench_ops bench_intree_ops = {
-	.name = "intree",
-	.open = intree_open,
-	.region_info = be_region_info,
-	.msi_info = be_msi_info,
-	.map = be_map,
-	.unmap = intree_unmap,
-	.msi_setup = intree_msi_setup,
-	.close = intree_close,
-};
-
-/* The same calls, run while our modules are loaded and own the device. */
-const struct bench_ops bench_modern_ops = {
-	.name = "modern",
 	.open = intree_open,
 	.region_info = be_region_info,
 	.msi_info = be_msi_info,

@@ -72,7 +72,6 @@ static int ours_msi_setup(struct bench_dev *d, int efd)
 }
 
 const struct bench_ops bench_ours_ops = {
-	.name = "ours",
 	.open = ours_open,
 	.region_info = be_region_info,
 	.msi_info = be_msi_info,

@@ -59,6 +59,7 @@
 
 struct bench_cfg {
 	const char *dev;
+	const char *name;		/* backend, as printed on each line */
 	const struct bench_ops *ops;
 	int reps;
 	int first_rep;			/* number printed for the first rep */
@@ -199,7 +200,7 @@ static uint64_t now_ns(void)
 static void result(struct bench_run *r, const char *row, const char *metric,
 		   int rep, double value)
 {
-	printf("BENCH %s %s %s %d %.6g\n", r->cfg->ops->name, row, metric,
+	printf("BENCH %s %s %s %d %.6g\n", r->cfg->name, row, metric,
 	       r->cfg->first_rep + rep - 1, value);
 	fflush(stdout);
 }
@@ -213,7 +214,7 @@ static void error(struct bench_run *r, const char *row, const char *fmt, ...)
 	int saved = errno;
 	va_list ap;
 
-	printf("ERROR %s %s: ", r->cfg->ops->name, row);
+	printf("ERROR %s %s: ", r->cfg->name, row);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -597,7 +598,7 @@ static void row_msi(struct bench_run *r)
 		if (other != cpu && CPU_ISSET(other, &saved))
 			break;
 	printf("INFO %s msi: IRQ on CPU %d, remote reader on CPU %d\n",
-	       ops->name, cpu, other < CPU_SETSIZE ? other : -1);
+	       r->cfg->name, cpu, other < CPU_SETSIZE ? other : -1);
 	msi_measure(r, "msi", bar, efd, cpu, lat);
 	if (other < CPU_SETSIZE)
 		msi_measure(r, "msi-remote", bar, efd, other, lat);
@@ -740,10 +741,21 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	/* "modern" is our module answering the in-kernel ABI: same calls. */
+	static const struct {
+		const char *name;
+		const struct bench_ops *ops;
+	} backends[] = {
+		{ "ours", &bench_ours_ops },
+		{ "intree", &bench_intree_ops },
+		{ "modern", &bench_intree_ops },
+	};
 	unsigned long mib;
+	size_t i;
 	int c;
 
 	cfg->dev = "0000:00:02.0";
+	cfg->name = NULL;
 	cfg->ops = NULL;
 	cfg->reps = 5;
 	cfg->first_rep = 1;
@@ -755,17 +767,16 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if (!strcmp(optarg, "ours")) {
-				cfg->ops = &bench_ours_ops;
-			} else if (!strcmp(optarg, "intree")) {
-				cfg->ops = &bench_intree_ops;
-			} else if (!strcmp(optarg, "modern")) {
-				cfg->ops = &bench_modern_ops;
-			} else {
+			for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+				if (!strcmp(optarg, backends[i].name))
+					break;
+			if (i == sizeof(backends) / sizeof(backends[0])) {
 				fprintf(stderr, "vfio-bench: unknown backend '%s'\n",
 					optarg);
 				return -1;
 			}
+			cfg->name = backends[i].name;
+			cfg->ops = backends[i].ops;
 			break;
 		case 'd':
 			cfg->dev = optarg;
@@ -841,14 +852,14 @@ int main(int argc, char **argv)
 	/* Both implementations charge pins to RLIMIT_MEMLOCK. */
 	if (setrlimit(RLIMIT_MEMLOCK, &unlimited) < 0)
 		printf("INFO %s setrlimit(RLIMIT_MEMLOCK, unlimited): %s\n",
-		       cfg.ops->name, strerror(errno));
+		       cfg.name, strerror(errno));
 
 	if (dev_open(cfg.ops, &run.dev, cfg.dev) < 0) {
-		printf("ERROR %s open: %s\n", cfg.ops->name, run.dev.errbuf);
+		printf("ERROR %s open: %s\n", cfg.name, run.dev.errbuf);
 		return 1;
 	}
 	printf("INFO %s device %s group %d BAR0 offset 0x%llx size 0x%llx mmap %d MSI %d\n",
-	       cfg.ops->name, cfg.dev, run.dev.group,
+	       cfg.name, cfg.dev, run.dev.group,
 	       (unsigned long long)run.dev.bar0_offset,
 	       (unsigned long long)run.dev.bar0_size, run.dev.bar0_mmap_ok,
 	       run.dev.msi_count);
@@ -865,6 +876,6 @@ int main(int argc, char **argv)
 		row_bar0(&run);
 
 	cfg.ops->close(&run.dev);
-	printf("INFO %s done, %d errors\n", cfg.ops->name, run.errors);
+	printf("INFO %s done, %d errors\n", cfg.name, run.errors);
 	return run.errors ? 1 : 0;
 }

@@ -15,7 +15,8 @@
  * and our module, which answers it on /dev/vfio/vfio and /dev/vfio/N
  * next to the seed ABI.  Both are driven by the one backend of
  * be_intree.c, under two names ("intree", "modern") so that the host
- * can tell whose figures a line carries.
+ * can tell whose figures a line carries; the name is the one given to
+ * --backend, not part of the ops.
  */
 #ifndef VFIO_BENCH_H
 #define VFIO_BENCH_H
@@ -57,7 +58,6 @@ enum bench_region_id {
  * the device fd at the region's offset, so bench.c does that itself.
  */
 struct bench_ops {
-	const char *name;	/* "ours", "intree" or "modern", as printed */
 	/*
 	 * Open group d->group, its IOMMU and the device fd of PCI device
 	 * name (sysfs form).  On failure d->errbuf says what failed and the
@@ -80,8 +80,7 @@ struct bench_ops {
 };
 
 extern const struct bench_ops bench_ours_ops;
-extern const struct bench_ops bench_intree_ops;
-extern const struct bench_ops bench_modern_ops;
+extern const struct bench_ops bench_intree_ops;	/* "intree" and "modern" */
 
 /* Shared by the backends: close *fd if it is open and mark it closed. */
 void bench_close_fd(int *fd);
