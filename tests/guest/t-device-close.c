@@ -25,35 +25,8 @@
 #define VIRTIO_RNG	0x1044	/* modern virtio-rng */
 #define CLOSE_HEAD_MS	20	/* how far into the close the open starts */
 
-struct closer {
-	int fd;
-	uint64_t start_ms, end_ms;
-};
-
-static void *close_fd(void *arg)
-{
-	struct closer *cl = arg;
-
-	__atomic_store_n(&cl->start_ms, vt_now_ms(), __ATOMIC_RELEASE);
-	close(cl->fd);
-	cl->end_ms = vt_now_ms();
-	return NULL;
-}
-
-/* Start closing @fd in a thread; return once the close is under way. */
-static void start_close(struct vt *t, pthread_t *thr, struct closer *cl)
-{
-	int ret;
-
-	ret = pthread_create(thr, NULL, close_fd, cl);
-	VT_CHECKF(t, ret == 0, "pthread_create: %s", strerror(ret));
-	while (!__atomic_load_n(&cl->start_ms, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	usleep(CLOSE_HEAD_MS * 1000);
-}
-
 static void skip_if_quick(struct vt *t, const char *dev,
-			  const struct closer *cl)
+			  const struct vt_closer *cl)
 {
 	if (cl->end_ms - cl->start_ms <= 2 * CLOSE_HEAD_MS)
 		vt_skip(t, "the close of %s took only %llu ms: nothing to overlap",
@@ -78,25 +51,39 @@ static void slow_dev_restore(const char *dev, const char *drv)
 		vt_unbind(dev);
 }
 
+/*
+ * The preamble of both cases: bind the slow device to vfio (names into
+ * dev and drv), open it into *a and start the last close of its device
+ * fd in *thr, which the case joins.  a->device_fd is left -1.
+ */
+static void open_and_start_close(struct vt *t, char *dev, char *drv,
+				 size_t len, struct vt_dev *a,
+				 struct vt_closer *cl, pthread_t *thr)
+{
+	int ret;
+
+	slow_dev(t, dev, drv, len);
+	ret = vt_open_dev(a, dev);
+	if (ret < 0)
+		slow_dev_restore(dev, drv);
+	VT_CHECKF(t, ret == 0, "open %s: %s", dev, strerror(errno));
+	*cl = (struct vt_closer){ .fd = a->device_fd };
+	a->device_fd = -1;
+	vt_start_close(t, thr, cl, CLOSE_HEAD_MS);
+}
+
 /* The slow device's reset must not hold up edu0's user. */
 static void test_reset_does_not_block_others(struct vt *t, void *arg)
 {
 	char dev[VT_DEV_NAME_LEN], drv[64];
 	struct vt_dev a, b;
-	struct closer cl;
+	struct vt_closer cl;
 	uint64_t begin, end;
 	pthread_t thr;
 	int ret;
 
 	(void)arg;
-	slow_dev(t, dev, drv, sizeof(drv));
-	ret = vt_open_dev(&a, dev);
-	if (ret < 0)
-		slow_dev_restore(dev, drv);
-	VT_CHECKF(t, ret == 0, "open %s: %s", dev, strerror(errno));
-	cl = (struct closer){ .fd = a.device_fd };
-	a.device_fd = -1;
-	start_close(t, &thr, &cl);
+	open_and_start_close(t, dev, drv, sizeof(drv), &a, &cl, &thr);
 	begin = vt_now_ms();
 	ret = vt_open_dev(&b, VT_EDU0);
 	end = vt_now_ms();
@@ -120,20 +107,13 @@ static void test_reset_does_not_block_others(struct vt *t, void *arg)
 static void test_open_while_closing(struct vt *t, void *arg)
 {
 	char dev[VT_DEV_NAME_LEN], drv[64];
-	struct closer cl;
+	struct vt_closer cl;
 	struct vt_dev a;
 	pthread_t thr;
 	int fd, ret;
 
 	(void)arg;
-	slow_dev(t, dev, drv, sizeof(drv));
-	ret = vt_open_dev(&a, dev);
-	if (ret < 0)
-		slow_dev_restore(dev, drv);
-	VT_CHECKF(t, ret == 0, "open %s: %s", dev, strerror(errno));
-	cl = (struct closer){ .fd = a.device_fd };
-	a.device_fd = -1;
-	start_close(t, &thr, &cl);
+	open_and_start_close(t, dev, drv, sizeof(drv), &a, &cl, &thr);
 	fd = vt_device_fd(a.group_fd, dev);
 	if (fd < 0 && errno == EBUSY)
 		fd = -2;	/* refused mid-close, as it should be */

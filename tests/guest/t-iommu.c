@@ -601,24 +601,9 @@ static void test_close_unpins(struct vt *t, void *arg)
 #define BIG_MAPS	8
 #define CLOSE_HEAD_MS	20	/* how far into the close the open starts */
 
-struct closer {
-	int iommu;
-	uint64_t start_ms, end_ms;
-};
-
-static void *close_iommu(void *arg)
-{
-	struct closer *cl = arg;
-
-	cl->start_ms = vt_now_ms();
-	close(cl->iommu);
-	cl->end_ms = vt_now_ms();
-	return NULL;
-}
-
 static void test_close_does_not_block_others(struct vt *t, void *arg)
 {
-	struct closer cl = { .iommu = -1 };
+	struct vt_closer cl = { .fd = -1 };
 	uint64_t begin, end;
 	int group, other, iommu, i;
 	pthread_t thr;
@@ -635,18 +620,14 @@ static void test_close_does_not_block_others(struct vt *t, void *arg)
 	memset(big, 0x5a, BIG_MAP);
 	group = VT_OK(t, vt_open_group_of(VT_TESTDEV0));
 	other = VT_OK(t, vt_open_group_of(VT_EDU1));
-	cl.iommu = VT_OK(t, vt_iommu_fd(group));
+	cl.fd = VT_OK(t, vt_iommu_fd(group));
 	/* The same pages at BIG_MAPS IOVAs: a close long enough to see. */
 	for (i = 0; i < BIG_MAPS; i++)
-		VT_OK(t, vt_map(cl.iommu, big, (i + 1) * (1ULL << 32), BIG_MAP,
+		VT_OK(t, vt_map(cl.fd, big, (i + 1) * (1ULL << 32), BIG_MAP,
 				VFIO_DMA_MAP_FLAG_READ |
 				VFIO_DMA_MAP_FLAG_WRITE));
 
-	ret = pthread_create(&thr, NULL, close_iommu, &cl);
-	VT_CHECKF(t, ret == 0, "pthread_create: %s", strerror(ret));
-	while (!__atomic_load_n(&cl.start_ms, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	usleep(CLOSE_HEAD_MS * 1000);
+	vt_start_close(t, &thr, &cl, CLOSE_HEAD_MS);
 	begin = vt_now_ms();
 	iommu = vt_iommu_fd(other);
 	ret = iommu < 0 ? -1 : vt_map(iommu, big, 0x100000, PG,

@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -788,4 +789,26 @@ int vt_plug_edu2(const char *path, int timeout_ms)
 			     5000);
 	}
 	return 0;
+}
+
+static void *vt_close_thread(void *arg)
+{
+	struct vt_closer *cl = arg;
+
+	__atomic_store_n(&cl->start_ms, vt_now_ms(), __ATOMIC_RELEASE);
+	close(cl->fd);
+	cl->end_ms = vt_now_ms();
+	return NULL;
+}
+
+void vt_start_close(struct vt *t, pthread_t *thr, struct vt_closer *cl,
+		    int head_ms)
+{
+	int ret;
+
+	ret = pthread_create(thr, NULL, vt_close_thread, cl);
+	VT_CHECKF(t, ret == 0, "pthread_create: %s", strerror(ret));
+	while (!__atomic_load_n(&cl->start_ms, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(head_ms * 1000);
 }

@@ -15,6 +15,7 @@
 #ifndef VTSYS_H
 #define VTSYS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -297,5 +298,23 @@ int vt_plug_edu2(const char *path, int timeout_ms);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t vt_now_ms(void);
+
+/*
+ * A close(2) run in a thread of its own, for cases that do something
+ * else while a slow last close is under way: fd is closed, start_ms and
+ * end_ms (vt_now_ms()) say when the close began and returned.
+ */
+struct vt_closer {
+	int fd;
+	uint64_t start_ms, end_ms;
+};
+
+/*
+ * Start closing cl->fd in thread *thr and return head_ms after the
+ * close began; the caller pthread_join()s *thr before reading
+ * cl->end_ms.  A failed pthread_create fails the case.
+ */
+void vt_start_close(struct vt *t, pthread_t *thr, struct vt_closer *cl,
+		    int head_ms);
 
 #endif /* VTSYS_H */
