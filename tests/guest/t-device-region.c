@@ -18,8 +18,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
-
 /* ---- info ioctls ------------------------------------------------------- */
 
 static void test_device_info(struct vt *t, struct vt_ctx *c)

@@ -35,7 +35,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define HPG		(2UL << 20)
 #define HPG_PAGES	(HPG / PG)
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)

@@ -34,7 +34,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define MAX_NTH		400
 #define MAP_PAGES	16
 #define DBG		"/sys/kernel/debug"

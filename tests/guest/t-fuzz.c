@@ -50,7 +50,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define ARENA_PAGES	128	/* 0-95 RW, 96-111 read-only, 112-127 none */
 #define ARENA_RW	96
 #define ARENA_RO	112

@@ -17,7 +17,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 
 static int open_group(struct vt *t, const char *dev)

@@ -31,7 +31,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define EDU2_SYSFS	"/sys/bus/pci/devices/" VT_EDU2
 #define DMA_LEN		2048	/* well inside edu's 4 KiB buffer */
 #define IOVA		0x100000

@@ -19,7 +19,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 
 struct ctx {

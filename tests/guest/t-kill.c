@@ -21,7 +21,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 #define CHILD_PAGES	256
 #define SETTLE_MS	3000	/* bound for the exit path to unpin */

@@ -26,7 +26,6 @@
 #include "vt.h"
 #include "vtmodern.h"
 
-#define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 #define IOVA		0x100000ULL	/* edu masks DMA addresses to 28 bits */
 #define SMALL_LIMIT	(64 * 1024)	/* RLIMIT_MEMLOCK for the child */

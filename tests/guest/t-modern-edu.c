@@ -22,7 +22,6 @@
 #include "vt.h"
 #include "vtmodern.h"
 
-#define PG		4096UL
 #define IOVA		0x200000ULL	/* edu masks DMA addresses to 28 bits */
 #define REQ_WAIT_MS	10000
 #define UNBIND_WAIT_MS	10000

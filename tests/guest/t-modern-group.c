@@ -25,7 +25,6 @@
 #include "vt.h"
 #include "vtmodern.h"
 
-#define PG		4096UL
 #define IOVA		0x100000ULL
 #define VFIO_MINOR	196		/* misc minor of /dev/vfio/vfio */
 #define MISC_MAJOR	10

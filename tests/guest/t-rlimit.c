@@ -18,7 +18,6 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define PG		4096UL
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 #define SMALL_LIMIT	(64 * 1024)	/* RLIMIT_MEMLOCK for the child */
 #define HUGE_2M		(2UL << 20)

@@ -27,7 +27,6 @@
 #define PCIEHP_DELAY_MS	5000	/* pciehp's attention button delay */
 #define SLACK_MS	10000	/* TCG and the hotplug path are slow */
 #define READD_WAIT_MS	20000
-#define PG		4096UL
 
 struct hot {
 	char name[VT_DEV_NAME_LEN];	/* edu2's PCI address */

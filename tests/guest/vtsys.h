@@ -24,6 +24,9 @@ struct vt;
 
 #define VT_DEV_NAME_LEN	16		/* "0000:00:02.0" + NUL, rounded */
 
+/* A page of the guest: the unit of DMA maps, pins and BAR mmaps. */
+#define PG		4096UL
+
 /* The devices the harness gives every program (see tests/vm/README). */
 #define VT_EDU_VENDOR		0x1234
 #define VT_EDU_DEVICE		0x11e8
