@@ -14,6 +14,35 @@
 /* Above the in-tree VFIO's "0.3", so that DKMS installs it in its place. */
 #define VFIO_DKMS_VERSION	"1.0"
 
+/*
+ * The largest data part an ioctl may carry after its fixed part (MSI-X's
+ * 2048 eventfds with room to spare); more gets -EINVAL.
+ */
+#define VFIO_IOCTL_DATA_MAX	(16 * 1024)
+
+/**
+ * struct vfio_ioctl_desc - how the core carries one device ioctl's argument
+ * @cmd:    the ioctl number
+ * @minsz:  the size of the argument's fixed part, which begins with a
+ *          __u32 argsz; 0 when the ioctl takes no argument
+ * @bufsz:  how much room the op may write its answer in (0: @minsz)
+ * @datasz: for an argument whose fixed part is followed by data, how many
+ *          bytes of data to copy in, judged from the fixed part alone
+ *          (already copied): 0 when the fixed part asks for none or is
+ *          invalid (the op refuses it then), else at most
+ *          VFIO_IOCTL_DATA_MAX.  The op gets *len = @minsz + that.
+ *
+ * The core copies exactly what the ioctl reads of the user's memory, and
+ * writes back only what the op says it wrote: an argument reaches user
+ * memory as it did when the ops copied it themselves.
+ */
+struct vfio_ioctl_desc {
+	unsigned int	cmd;
+	u32		minsz;
+	u32		bufsz;
+	u32		(*datasz)(const void *arg);
+};
+
 /**
  * struct vfio_device_ops - what a bus driver does for its devices
  * @match:   true when @buf names @dev (VFIO_GROUP_GET_DEVICE_FD)
@@ -26,11 +55,16 @@
  *           returns, the bytes done (short at the end of a region)
  * @write:   write(2)/pwrite(2) on a device fd, from the kernel buffer @buf
  * @ioctl:   the seed ABI's VFIO_DEVICE_* ioctls (include/uapi/vfio.h), on a
- *           device fd from a /dev/vfio/<bus>:<id> group
+ *           device fd from a /dev/vfio/<bus>:<id> group.  @arg is a kernel
+ *           copy of the argument, *@len bytes as @ioctls describes it; on
+ *           success the op sets *@len to how much of @arg the core copies
+ *           back to the user (0: nothing).
+ * @ioctls:  the ioctls @ioctl answers, ended by an entry with cmd 0
  * @modern_ioctl: today's VFIO_DEVICE_* ioctls (the kernel's
  *           <uapi/linux/vfio.h>), on a device fd from a /dev/vfio/<id>
- *           group.  The two ABIs give one ioctl number different
- *           meanings, so each front end calls only its own op.
+ *           group, as @ioctl.  The two ABIs give one ioctl number
+ *           different meanings, so each front end calls only its own op.
+ * @modern_ioctls: the ioctls @modern_ioctl answers, as @ioctls
  * @mmap:    check that @vma may map device memory (offset, size, flags)
  *           and set its vm_page_prot; return the page frame of its first
  *           page in @pfn.  Install nothing: the core maps the frames on
@@ -46,8 +80,8 @@
  * The core serialises @open and @release against everything else and
  * never calls any op after vfio_unregister_device() has returned.
  *
- * @read and @write never see user memory: the core copies it outside the
- * time it waits for when revoking.  It passes a request of up to 4 KiB
+ * @read, @write and the ioctls never see user memory: the core copies it
+ * outside the time it waits for when revoking.  It passes a request of up to 4 KiB
  * whole; a longer one comes in several calls of more than 8 bytes each,
  * cut at 8-byte aligned positions, so the driver can treat each call as
  * the whole request (an access of exactly 1, 2, 4 or 8 bytes is one the
@@ -66,10 +100,12 @@ struct vfio_device_ops {
 			loff_t *ppos);
 	ssize_t	(*write)(void *device_data, const char *buf, size_t count,
 			 loff_t *ppos);
-	long	(*ioctl)(void *device_data, unsigned int cmd,
-			 unsigned long arg);
-	long	(*modern_ioctl)(void *device_data, unsigned int cmd,
-				unsigned long arg);
+	long	(*ioctl)(void *device_data, unsigned int cmd, void *arg,
+			 u32 *len);
+	const struct vfio_ioctl_desc *ioctls;
+	long	(*modern_ioctl)(void *device_data, unsigned int cmd, void *arg,
+				u32 *len);
+	const struct vfio_ioctl_desc *modern_ioctls;
 	int	(*mmap)(void *device_data, struct vm_area_struct *vma,
 			unsigned long *pfn);
 	void	(*request)(void *device_data, unsigned int count);

@@ -268,20 +268,91 @@ static void vfio_device_exit(struct vfio_device *device, int idx)
 	srcu_read_unlock(&device->srcu, idx);
 }
 
+static const struct vfio_ioctl_desc *
+vfio_ioctl_find(const struct vfio_ioctl_desc *desc, unsigned int cmd)
+{
+	for (; desc && desc->cmd; desc++)
+		if (desc->cmd == cmd)
+			return desc;
+	return NULL;
+}
+
+/*
+ * An ioctl's argument is copied in before the SRCU read section and back
+ * out after it, as read(2)'s bytes are: a revoke must never wait for a
+ * user page that may never arrive (userfaultfd, FUSE).  @desc says how
+ * much to copy; nothing of the argument is touched when the ioctl is not
+ * one of @op's.
+ */
+static long vfio_device_ioctl(struct vfio_device *device,
+			      const struct vfio_ioctl_desc *desc,
+			      long (*op)(void *device_data, unsigned int cmd,
+					 void *arg, u32 *len),
+			      unsigned int cmd, void __user *uarg)
+{
+	u32 len = 0, size = 0, datasz = 0;
+	void *buf = NULL;
+	long ret;
+	int idx;
+
+	desc = vfio_ioctl_find(desc, cmd);
+	if (!desc || !op)
+		return -ENOTTY;
+	if (desc->minsz) {
+		size = max(desc->minsz, desc->bufsz);
+		buf = kzalloc(size, GFP_KERNEL_ACCOUNT);
+		if (!buf)
+			return -ENOMEM;
+		if (copy_from_user(buf, uarg, desc->minsz)) {
+			ret = -EFAULT;
+			goto out;
+		}
+		if (desc->datasz)
+			datasz = desc->datasz(buf);
+		if (datasz > VFIO_IOCTL_DATA_MAX) {
+			ret = -EINVAL;
+			goto out;
+		}
+		len = desc->minsz + datasz;
+		if (len > size) {
+			void *more = krealloc(buf, len, GFP_KERNEL_ACCOUNT);
+
+			if (!more) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = more;
+			size = len;
+		}
+		if (datasz && copy_from_user(buf + desc->minsz,
+					     uarg + desc->minsz, datasz)) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+
+	if (vfio_device_enter(device, &idx))
+		ret = op(device->device_data, cmd, buf, &len);
+	else
+		ret = -ENODEV;
+	vfio_device_exit(device, idx);
+
+	if (WARN_ON_ONCE(len > size))
+		ret = -EIO;
+	else if (!ret && len && copy_to_user(uarg, buf, len))
+		ret = -EFAULT;
+out:
+	kfree(buf);
+	return ret;
+}
+
 static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 				   unsigned long arg)
 {
 	struct vfio_device *device = filep->private_data;
-	long ret;
-	int idx;
 
-	if (!vfio_device_enter(device, &idx)) {
-		vfio_device_exit(device, idx);
-		return -ENODEV;
-	}
-	ret = device->ops->ioctl(device->device_data, cmd, arg);
-	vfio_device_exit(device, idx);
-	return ret;
+	return vfio_device_ioctl(device, device->ops->ioctls,
+				 device->ops->ioctl, cmd, (void __user *)arg);
 }
 
 /* The same device, through today's ioctls: see struct vfio_device_ops. */
@@ -289,17 +360,10 @@ static long vfio_device_fops_modern_ioctl(struct file *filep,
 					  unsigned int cmd, unsigned long arg)
 {
 	struct vfio_device *device = filep->private_data;
-	long ret = -ENOTTY;
-	int idx;
 
-	if (!vfio_device_enter(device, &idx)) {
-		vfio_device_exit(device, idx);
-		return -ENODEV;
-	}
-	if (device->ops->modern_ioctl)
-		ret = device->ops->modern_ioctl(device->device_data, cmd, arg);
-	vfio_device_exit(device, idx);
-	return ret;
+	return vfio_device_ioctl(device, device->ops->modern_ioctls,
+				 device->ops->modern_ioctl, cmd,
+				 (void __user *)arg);
 }
 
 /*

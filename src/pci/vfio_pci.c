@@ -15,7 +15,6 @@
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "../compat.h"
 #include "../include/uapi/vfio.h"
@@ -361,124 +360,126 @@ static vm_fault_t vfio_pci_fault(void *device_data, struct vm_fault *vmf,
 
 /* ---------------- ioctls ---------------------------------------------- */
 
-static long vfio_pci_get_info(struct vfio_pci_device *vdev, void __user *arg)
-{
-	const size_t minsz = offsetofend(struct vfio_device_info, num_irqs);
-	struct vfio_device_info info;
+/*
+ * The ioctls work on the core's kernel copy of their argument (struct
+ * vfio_ioctl_desc): *len bytes in, *len bytes back out on success.
+ */
 
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz)
+static long vfio_pci_get_info(struct vfio_pci_device *vdev,
+			      struct vfio_device_info *info, u32 *len)
+{
+	if (info->argsz < *len)
 		return -EINVAL;
 	/* Every output field is written: nothing of the caller's stays. */
-	info.flags = vdev->reset_works ? VFIO_DEVICE_FLAGS_RESET : 0;
-	info.num_regions = VFIO_PCI_NUM_REGIONS;
-	info.num_irqs = VFIO_PCI_NUM_IRQS;
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+	info->flags = vdev->reset_works ? VFIO_DEVICE_FLAGS_RESET : 0;
+	info->num_regions = VFIO_PCI_NUM_REGIONS;
+	info->num_irqs = VFIO_PCI_NUM_IRQS;
+	return 0;
 }
 
 static long vfio_pci_get_region_info(struct vfio_pci_device *vdev,
-				     void __user *arg)
+				     struct vfio_region_info *info, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_region_info, offset);
 	struct pci_dev *pdev = vdev->pdev;
-	struct vfio_region_info info;
 
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_REGIONS)
+	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_REGIONS)
 		return -EINVAL;
 
-	info.flags = 0;
-	info.resv = 0;
-	info.offset = VFIO_PCI_INDEX_TO_OFFSET(info.index);
-	switch (info.index) {
+	info->flags = 0;
+	info->resv = 0;
+	info->offset = VFIO_PCI_INDEX_TO_OFFSET(info->index);
+	switch (info->index) {
 	case VFIO_PCI_CONFIG_REGION_INDEX:
-		info.size = pdev->cfg_size;
+		info->size = pdev->cfg_size;
 		break;
 	case VFIO_PCI_ROM_REGION_INDEX:
-		info.size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
-		if (info.size)
-			info.flags = VFIO_REGION_INFO_FLAG_RO;
+		info->size = pci_resource_len(pdev, PCI_ROM_RESOURCE);
+		if (info->size)
+			info->flags = VFIO_REGION_INFO_FLAG_RO;
 		break;
 	default:
-		info.size = pci_resource_len(pdev, info.index);
-		if (vfio_pci_bar_is_mem(pdev, info.index) &&
-		    info.size >= PAGE_SIZE)
-			info.flags = VFIO_REGION_INFO_FLAG_MMAP;
+		info->size = pci_resource_len(pdev, info->index);
+		if (vfio_pci_bar_is_mem(pdev, info->index) &&
+		    info->size >= PAGE_SIZE)
+			info->flags = VFIO_REGION_INFO_FLAG_MMAP;
 		break;
 	}
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+	return 0;
 }
 
 static long vfio_pci_get_irq_info(struct vfio_pci_device *vdev,
-				  void __user *arg)
+				  struct vfio_irq_info *info, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_irq_info, count);
-	struct vfio_irq_info info;
-
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
+	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
 
-	info.count = vfio_pci_irq_count(vdev, info.index);
-	info.flags = 0;
-	if (info.index == VFIO_PCI_INTX_IRQ_INDEX && info.count)
-		info.flags = VFIO_IRQ_INFO_FLAG_LEVEL;
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+	info->count = vfio_pci_irq_count(vdev, info->index);
+	info->flags = 0;
+	if (info->index == VFIO_PCI_INTX_IRQ_INDEX && info->count)
+		info->flags = VFIO_IRQ_INFO_FLAG_LEVEL;
+	return 0;
+}
+
+#define VFIO_PCI_EVENTFDS_MINSZ offsetofend(struct vfio_irq_eventfds, count)
+
+/*
+ * The eventfds to copy in after the header, judged from it alone: no
+ * device has more vectors than MSI-X's 2048.  The ioctl checks again
+ * against the device.
+ */
+static u32 vfio_pci_eventfds_datasz(const void *arg)
+{
+	const struct vfio_irq_eventfds *hdr = arg;
+	const u32 minsz = VFIO_PCI_EVENTFDS_MINSZ;
+
+	if (hdr->argsz < minsz || hdr->flags ||
+	    hdr->index >= VFIO_PCI_NUM_IRQS ||
+	    hdr->count > PCI_MSIX_FLAGS_QSIZE + 1 ||
+	    hdr->argsz - minsz < hdr->count * sizeof(s32))
+		return 0;
+	return hdr->count * sizeof(s32);
 }
 
 /* SET_IRQ_EVENTFDS and SET_UNMASK_IRQ_EVENTFDS share their argument. */
 static long vfio_pci_set_eventfds(struct vfio_pci_device *vdev,
-				  void __user *arg, bool unmask)
+				  struct vfio_irq_eventfds *hdr, u32 *len,
+				  bool unmask)
 {
-	const size_t minsz = offsetofend(struct vfio_irq_eventfds, count);
-	struct vfio_irq_eventfds hdr;
-	s32 *fds = NULL;
+	const u32 minsz = VFIO_PCI_EVENTFDS_MINSZ;
 	long ret;
 
-	if (copy_from_user(&hdr, arg, minsz))
-		return -EFAULT;
-	if (hdr.argsz < minsz || hdr.flags || hdr.index >= VFIO_PCI_NUM_IRQS)
+	if (hdr->argsz < minsz || hdr->flags ||
+	    hdr->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
-	if (hdr.count > vfio_pci_irq_count(vdev, hdr.index))
+	if (hdr->count > vfio_pci_irq_count(vdev, hdr->index))
 		return -EINVAL;
-	if (hdr.argsz - minsz < (u64)hdr.count * sizeof(s32))
+	if (hdr->argsz - minsz < (u64)hdr->count * sizeof(s32) ||
+	    *len - minsz < hdr->count * sizeof(s32))
 		return -EINVAL;
-
-	if (hdr.count) {
-		fds = memdup_user(arg + minsz, hdr.count * sizeof(s32));
-		if (IS_ERR(fds))
-			return PTR_ERR(fds);
-	}
+	*len = 0;
 
 	mutex_lock(&vdev->lock);
 	if (unmask)
-		ret = vfio_pci_set_unmask_eventfds(vdev, hdr.index, hdr.count,
-						   fds);
+		ret = vfio_pci_set_unmask_eventfds(vdev, hdr->index, hdr->count,
+						   hdr->eventfds);
 	else
-		ret = vfio_pci_set_irq_eventfds(vdev, hdr.index, hdr.count,
-						fds);
+		ret = vfio_pci_set_irq_eventfds(vdev, hdr->index, hdr->count,
+						hdr->eventfds);
 	mutex_unlock(&vdev->lock);
-	kfree(fds);
 	return ret;
 }
 
 static long vfio_pci_ioctl_unmask(struct vfio_pci_device *vdev,
-				  void __user *arg)
+				  struct vfio_unmask_irq *un, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_unmask_irq, subindex);
-	struct vfio_unmask_irq un;
 	long ret;
 
-	if (copy_from_user(&un, arg, minsz))
-		return -EFAULT;
-	if (un.argsz < minsz || un.flags)
+	if (un->argsz < *len || un->flags)
 		return -EINVAL;
+	*len = 0;
 
 	mutex_lock(&vdev->lock);
-	ret = vfio_pci_unmask_irq(vdev, un.index, un.subindex);
+	ret = vfio_pci_unmask_irq(vdev, un->index, un->subindex);
 	mutex_unlock(&vdev->lock);
 	return ret;
 }
@@ -508,30 +509,47 @@ int vfio_pci_reset(struct vfio_pci_device *vdev)
 	return ret;
 }
 
-static long vfio_pci_ioctl(void *device_data, unsigned int cmd,
-			   unsigned long arg)
+static long vfio_pci_ioctl(void *device_data, unsigned int cmd, void *arg,
+			   u32 *len)
 {
 	struct vfio_pci_device *vdev = device_data;
-	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case VFIO_DEVICE_GET_INFO:
-		return vfio_pci_get_info(vdev, uarg);
+		return vfio_pci_get_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_REGION_INFO:
-		return vfio_pci_get_region_info(vdev, uarg);
+		return vfio_pci_get_region_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_IRQ_INFO:
-		return vfio_pci_get_irq_info(vdev, uarg);
+		return vfio_pci_get_irq_info(vdev, arg, len);
 	case VFIO_DEVICE_SET_IRQ_EVENTFDS:
-		return vfio_pci_set_eventfds(vdev, uarg, false);
+		return vfio_pci_set_eventfds(vdev, arg, len, false);
 	case VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS:
-		return vfio_pci_set_eventfds(vdev, uarg, true);
+		return vfio_pci_set_eventfds(vdev, arg, len, true);
 	case VFIO_DEVICE_UNMASK_IRQ:
-		return vfio_pci_ioctl_unmask(vdev, uarg);
+		return vfio_pci_ioctl_unmask(vdev, arg, len);
 	case VFIO_DEVICE_RESET:
 		return vfio_pci_reset(vdev);
 	}
 	return -ENOTTY;
 }
+
+/* What each seed ioctl reads and writes of its argument. */
+static const struct vfio_ioctl_desc vfio_pci_ioctls[] = {
+	{ VFIO_DEVICE_GET_INFO,
+	  offsetofend(struct vfio_device_info, num_irqs) },
+	{ VFIO_DEVICE_GET_REGION_INFO,
+	  offsetofend(struct vfio_region_info, offset) },
+	{ VFIO_DEVICE_GET_IRQ_INFO,
+	  offsetofend(struct vfio_irq_info, count) },
+	{ VFIO_DEVICE_SET_IRQ_EVENTFDS, VFIO_PCI_EVENTFDS_MINSZ, 0,
+	  vfio_pci_eventfds_datasz },
+	{ VFIO_DEVICE_SET_UNMASK_IRQ_EVENTFDS, VFIO_PCI_EVENTFDS_MINSZ, 0,
+	  vfio_pci_eventfds_datasz },
+	{ VFIO_DEVICE_UNMASK_IRQ,
+	  offsetofend(struct vfio_unmask_irq, subindex) },
+	{ VFIO_DEVICE_RESET },
+	{ }
+};
 
 static void vfio_pci_request(void *device_data, unsigned int count)
 {
@@ -549,7 +567,9 @@ static const struct vfio_device_ops vfio_pci_ops = {
 	.read		= vfio_pci_read,
 	.write		= vfio_pci_write,
 	.ioctl		= vfio_pci_ioctl,
+	.ioctls		= vfio_pci_ioctls,
 	.modern_ioctl	= vfio_pci_modern_ioctl,
+	.modern_ioctls	= vfio_pci_modern_ioctls,
 	.mmap		= vfio_pci_mmap,
 	.request	= vfio_pci_request,
 	.fault		= vfio_pci_fault,

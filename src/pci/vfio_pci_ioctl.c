@@ -12,7 +12,6 @@
  */
 #include <linux/pci.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <uapi/linux/vfio.h>
 
 #include "vfio_pci_private.h"
@@ -47,28 +46,30 @@ static u32 vfio_pci_m_irq_count(struct vfio_pci_device *vdev, u32 index)
 	return vfio_pci_vec_count(vdev, vfio_pci_m_type(index));
 }
 
-static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
-				void __user *arg)
-{
-	size_t minsz = offsetofend(struct vfio_device_info, num_irqs);
-	const size_t capsz = offsetofend(struct vfio_device_info, cap_offset);
-	struct vfio_device_info info;
+/*
+ * The ioctls work on the core's kernel copy of their argument (struct
+ * vfio_ioctl_desc, vfio_pci_modern_ioctls below): *len bytes in, *len
+ * bytes back out on success.
+ */
 
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz)
+#define VFIO_PCI_M_INFO_CAPSZ offsetofend(struct vfio_device_info, cap_offset)
+
+static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
+				struct vfio_device_info *info, u32 *len)
+{
+	if (info->argsz < *len)
 		return -EINVAL;
 	/* We have no device capability; a caller who knows the field sees 0. */
-	if (info.argsz >= capsz) {
-		minsz = capsz;
-		info.cap_offset = 0;
+	if (info->argsz >= VFIO_PCI_M_INFO_CAPSZ) {
+		*len = VFIO_PCI_M_INFO_CAPSZ;
+		info->cap_offset = 0;
 	}
-	info.flags = VFIO_DEVICE_FLAGS_PCI;
+	info->flags = VFIO_DEVICE_FLAGS_PCI;
 	if (vdev->reset_works)
-		info.flags |= VFIO_DEVICE_FLAGS_RESET;
-	info.num_regions = VFIO_PCI_NUM_REGIONS;
-	info.num_irqs = VFIO_PCI_NUM_IRQS;
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+		info->flags |= VFIO_DEVICE_FLAGS_RESET;
+	info->num_regions = VFIO_PCI_NUM_REGIONS;
+	info->num_irqs = VFIO_PCI_NUM_IRQS;
+	return 0;
 }
 
 /* As vfio_pci_mmap() will allow: a whole-page memory BAR we mapped. */
@@ -130,17 +131,14 @@ static size_t vfio_pci_m_msix_cap(struct vfio_pci_device *vdev, u64 bar_size,
 }
 
 static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
-				       void __user *arg)
+				       struct vfio_region_info *arg, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_region_info, offset);
 	u64 capbuf[VFIO_PCI_M_CAP_MAX / sizeof(u64)];
 	struct pci_dev *pdev = vdev->pdev;
-	struct vfio_region_info info;
+	struct vfio_region_info info = *arg;
 	size_t capsz = 0;
 
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_REGIONS)
+	if (info.argsz < *len || info.index >= VFIO_PCI_NUM_REGIONS)
 		return -EINVAL;
 
 	info.flags = 0;
@@ -183,36 +181,33 @@ static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
 			/* Tell the caller how much to ask for next time. */
 			info.argsz = sizeof(info) + capsz;
 		} else {
-			if (copy_to_user(arg + sizeof(info), capbuf, capsz))
-				return -EFAULT;
+			/* The core gave room for it: see the ioctl table. */
+			memcpy(arg + 1, capbuf, capsz);
 			info.cap_offset = sizeof(info);
+			*len = sizeof(info) + capsz;
 		}
 	}
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+	memcpy(arg, &info, sizeof(info));
+	return 0;
 }
 
 static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
-				    void __user *arg)
+				    struct vfio_irq_info *info, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_irq_info, count);
-	struct vfio_irq_info info;
-
-	if (copy_from_user(&info, arg, minsz))
-		return -EFAULT;
-	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
+	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
 	/* As upstream: the error index of a non-PCIe device does not exist. */
-	if (info.index == VFIO_PCI_ERR_IRQ_INDEX && !pci_is_pcie(vdev->pdev))
+	if (info->index == VFIO_PCI_ERR_IRQ_INDEX && !pci_is_pcie(vdev->pdev))
 		return -EINVAL;
 
-	info.count = vfio_pci_m_irq_count(vdev, info.index);
-	info.flags = VFIO_IRQ_INFO_EVENTFD;
-	if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
-		info.flags |= VFIO_IRQ_INFO_MASKABLE |
-			      VFIO_IRQ_INFO_AUTOMASKED;
+	info->count = vfio_pci_m_irq_count(vdev, info->index);
+	info->flags = VFIO_IRQ_INFO_EVENTFD;
+	if (info->index == VFIO_PCI_INTX_IRQ_INDEX)
+		info->flags |= VFIO_IRQ_INFO_MASKABLE |
+			       VFIO_IRQ_INFO_AUTOMASKED;
 	else
-		info.flags |= VFIO_IRQ_INFO_NORESIZE;
-	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+		info->flags |= VFIO_IRQ_INFO_NORESIZE;
+	return 0;
 }
 
 /* ---------------- VFIO_DEVICE_SET_IRQS --------------------------------- */
@@ -347,36 +342,46 @@ static int vfio_pci_m_set_irqs_locked(struct vfio_pci_device *vdev,
 	return -ENOTTY;
 }
 
-static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
-				void __user *arg)
+#define VFIO_PCI_M_SET_IRQS_MINSZ offsetofend(struct vfio_irq_set, count)
+
+/*
+ * The data to copy in after the header, judged from it alone: no index
+ * has more vectors than MSI-X's 2048.  The ioctl checks again against
+ * the device.
+ */
+static u32 vfio_pci_m_set_irqs_datasz(const void *arg)
 {
-	const size_t minsz = offsetofend(struct vfio_irq_set, count);
-	struct vfio_irq_set hdr;
-	void *data = NULL;
+	const struct vfio_irq_set *hdr = arg;
+	u32 data_size;
+
+	if (vfio_pci_irq_set_check(hdr->argsz, hdr->flags, hdr->index,
+				   hdr->start, hdr->count, VFIO_PCI_NUM_IRQS,
+				   PCI_MSIX_FLAGS_QSIZE + 1, &data_size))
+		return 0;
+	return data_size;
+}
+
+static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
+				struct vfio_irq_set *hdr, u32 *len)
+{
 	u32 data_size, max = 0;
 	long ret;
 
-	if (copy_from_user(&hdr, arg, minsz))
-		return -EFAULT;
 	/* The counts are the device's, fixed: no lock needed. */
-	if (hdr.index < VFIO_PCI_NUM_IRQS)
-		max = vfio_pci_m_irq_count(vdev, hdr.index);
-	ret = vfio_pci_irq_set_check(hdr.argsz, hdr.flags, hdr.index,
-				     hdr.start, hdr.count, VFIO_PCI_NUM_IRQS,
+	if (hdr->index < VFIO_PCI_NUM_IRQS)
+		max = vfio_pci_m_irq_count(vdev, hdr->index);
+	ret = vfio_pci_irq_set_check(hdr->argsz, hdr->flags, hdr->index,
+				     hdr->start, hdr->count, VFIO_PCI_NUM_IRQS,
 				     max, &data_size);
 	if (ret)
 		return ret;
-	/* Copied before taking any lock: see memory_lock's rule. */
-	if (data_size) {
-		data = memdup_user(arg + minsz, data_size);
-		if (IS_ERR(data))
-			return PTR_ERR(data);
-	}
+	if (*len - VFIO_PCI_M_SET_IRQS_MINSZ < data_size)
+		return -EINVAL;
+	*len = 0;
 
 	mutex_lock(&vdev->lock);
-	ret = vfio_pci_m_set_irqs_locked(vdev, &hdr, data);
+	ret = vfio_pci_m_set_irqs_locked(vdev, hdr, hdr->data);
 	mutex_unlock(&vdev->lock);
-	kfree(data);
 	return ret;
 }
 
@@ -388,52 +393,65 @@ static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
  * -ENODEV is what upstream returns when neither a slot nor a bus reset is
  * possible, after the same argument checks.
  */
-static long vfio_pci_m_hot_reset_info(void __user *arg)
+static long vfio_pci_m_hot_reset_info(struct vfio_pci_hot_reset_info *hdr,
+				      u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_pci_hot_reset_info, count);
-	struct vfio_pci_hot_reset_info hdr;
-
-	if (copy_from_user(&hdr, arg, minsz))
-		return -EFAULT;
-	if (hdr.argsz < minsz)
+	if (hdr->argsz < *len)
 		return -EINVAL;
 	return -ENODEV;
 }
 
-static long vfio_pci_m_hot_reset(void __user *arg)
+static long vfio_pci_m_hot_reset(struct vfio_pci_hot_reset *hdr, u32 *len)
 {
-	const size_t minsz = offsetofend(struct vfio_pci_hot_reset, count);
-	struct vfio_pci_hot_reset hdr;
-
-	if (copy_from_user(&hdr, arg, minsz))
-		return -EFAULT;
-	if (hdr.argsz < minsz || hdr.flags)
+	if (hdr->argsz < *len || hdr->flags)
 		return -EINVAL;
 	return -ENODEV;
 }
 
-long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd,
-			   unsigned long arg)
+long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
+			   u32 *len)
 {
 	struct vfio_pci_device *vdev = device_data;
-	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case VFIO_DEVICE_GET_INFO:
-		return vfio_pci_m_get_info(vdev, uarg);
+		return vfio_pci_m_get_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_REGION_INFO:
-		return vfio_pci_m_get_region_info(vdev, uarg);
+		return vfio_pci_m_get_region_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_IRQ_INFO:
-		return vfio_pci_m_get_irq_info(vdev, uarg);
+		return vfio_pci_m_get_irq_info(vdev, arg, len);
 	case VFIO_DEVICE_SET_IRQS:
-		return vfio_pci_m_set_irqs(vdev, uarg);
+		return vfio_pci_m_set_irqs(vdev, arg, len);
 	case VFIO_DEVICE_RESET:
 		return vfio_pci_reset(vdev);
 	case VFIO_DEVICE_GET_PCI_HOT_RESET_INFO:
-		return vfio_pci_m_hot_reset_info(uarg);
+		return vfio_pci_m_hot_reset_info(arg, len);
 	case VFIO_DEVICE_PCI_HOT_RESET:
-		return vfio_pci_m_hot_reset(uarg);
+		return vfio_pci_m_hot_reset(arg, len);
 	}
-	/* DEVICE_FEATURE, IOEVENTFD, QUERY_GFX_PLANE, ...: not offered. */
 	return -ENOTTY;
 }
+
+/*
+ * What each ioctl reads and writes of its argument.  Anything else
+ * (DEVICE_FEATURE, IOEVENTFD, QUERY_GFX_PLANE, ...) is not offered and
+ * gets -ENOTTY from the core.
+ */
+const struct vfio_ioctl_desc vfio_pci_modern_ioctls[] = {
+	{ VFIO_DEVICE_GET_INFO,
+	  offsetofend(struct vfio_device_info, num_irqs),
+	  VFIO_PCI_M_INFO_CAPSZ },
+	{ VFIO_DEVICE_GET_REGION_INFO,
+	  offsetofend(struct vfio_region_info, offset),
+	  sizeof(struct vfio_region_info) + VFIO_PCI_M_CAP_MAX },
+	{ VFIO_DEVICE_GET_IRQ_INFO,
+	  offsetofend(struct vfio_irq_info, count) },
+	{ VFIO_DEVICE_SET_IRQS, VFIO_PCI_M_SET_IRQS_MINSZ, 0,
+	  vfio_pci_m_set_irqs_datasz },
+	{ VFIO_DEVICE_RESET },
+	{ VFIO_DEVICE_GET_PCI_HOT_RESET_INFO,
+	  offsetofend(struct vfio_pci_hot_reset_info, count) },
+	{ VFIO_DEVICE_PCI_HOT_RESET,
+	  offsetofend(struct vfio_pci_hot_reset, count) },
+	{ }
+};

@@ -177,8 +177,9 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos);
 
 /* vfio_pci_ioctl.c: the modern ABI's device ioctls */
-long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd,
-			   unsigned long arg);
+long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
+			   u32 *len);
+extern const struct vfio_ioctl_desc vfio_pci_modern_ioctls[];
 
 /*
  * vfio_pci_intrs.c.  The seed ABI's entry points take its IRQ indexes;

@@ -257,10 +257,11 @@ static void test_unbind_user_holds(struct vt *t, void *arg)
 	with_held_edu1(t, user_holds);
 }
 
-/* One pread or pwrite of the device fd, in a thread of its own. */
+/* One pread, pwrite or ioctl (cmd) of the device fd, in its own thread. */
 struct stuck_io {
 	pthread_t thread;
 	int fd, write;
+	unsigned long cmd;
 	void *buf;
 	size_t len;
 	uint64_t off;
@@ -272,7 +273,9 @@ static void *stuck_io_thread(void *arg)
 {
 	struct stuck_io *io = arg;
 
-	if (io->write)
+	if (io->cmd)
+		io->ret = ioctl(io->fd, io->cmd, io->buf);
+	else if (io->write)
 		io->ret = pwrite(io->fd, io->buf, io->len, io->off);
 	else
 		io->ret = pread(io->fd, io->buf, io->len, io->off);
@@ -314,17 +317,19 @@ static int wait_faults(int uffd, int want, int ms)
 	return got;
 }
 
-#define PG		4096UL
-#define STUCK_IOS	3
+#define STUCK_IOS	5
+#define STUCK_PAGES	6
 
 /*
- * Three threads block in the user copy of a pread or pwrite: config
- * space read into a missing page, two pages of BAR0 read starting in a
- * missing page, and a config write from a missing page.  Nobody serves
- * the faults.  The unbind must still revoke after release_timeout_ms.
- * Once the userfaultfd is closed the copies complete: the config write
- * must not reach the device (-ENODEV), the BAR0 read must stop after the
- * chunk it was copying (short count or error), the config read returns.
+ * Five threads block in a user copy: config space read into a missing
+ * page, two pages of BAR0 read starting in a missing page, a config
+ * write from a missing page, and two ioctls whose argument is in a
+ * missing page (GET_REGION_INFO, SET_IRQ_EVENTFDS).  Nobody serves the
+ * faults.  The unbind must still revoke after release_timeout_ms.  Once
+ * the userfaultfd is closed the copies complete: the config write and the
+ * ioctls must not reach the device (-ENODEV), the BAR0 read must stop
+ * after the chunk it was copying (short count or error), the config read
+ * returns.
  * Checked only after every thread is joined, so that a failure leaves
  * nothing of ours running.
  */
@@ -354,11 +359,11 @@ static void user_stuck(struct vt *t, struct vt_held *h,
 	if (uffd < 0)
 		vt_skip(t, "userfaultfd: %s", strerror(errno));
 	VT_OK(t, ioctl(uffd, UFFDIO_API, &api));
-	area = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+	area = mmap(NULL, STUCK_PAGES * PG, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	VT_CHECKF(t, area != MAP_FAILED, "mmap: %s", strerror(errno));
 	reg.range.start = (uintptr_t)area;
-	reg.range.len = 4 * PG;
+	reg.range.len = STUCK_PAGES * PG;
 	VT_OK(t, ioctl(uffd, UFFDIO_REGISTER, &reg));
 
 	io[0] = (struct stuck_io){ .fd = h->d.device_fd, .buf = area,
@@ -369,6 +374,10 @@ static void user_stuck(struct vt *t, struct vt_held *h,
 	io[2] = (struct stuck_io){ .fd = h->d.device_fd, .write = 1,
 				   .buf = area + 3 * PG, .len = 1,
 				   .off = cfg.offset + 0x3c };
+	io[3] = (struct stuck_io){ .fd = h->d.device_fd, .buf = area + 4 * PG,
+				   .cmd = VFIO_DEVICE_GET_REGION_INFO };
+	io[4] = (struct stuck_io){ .fd = h->d.device_fd, .buf = area + 5 * PG,
+				   .cmd = VFIO_DEVICE_SET_IRQ_EVENTFDS };
 	for (i = 0; i < STUCK_IOS; i++)
 		VT_CHECKF(t, pthread_create(&io[i].thread, NULL,
 					    stuck_io_thread, &io[i]) == 0,
@@ -402,19 +411,23 @@ static void user_stuck(struct vt *t, struct vt_held *h,
 	VT_CHECKF(t, faults == STUCK_IOS, "%d of %d threads faulted on the "
 		  "userfaultfd pages", faults, STUCK_IOS);
 	VT_CHECKF(t, u.ret == 0, "unbind: %s", strerror(u.err));
-	printf("# config read %zd/%s, BAR0 read %zd/%s, config write %zd/%s\n",
+	printf("# config read %zd/%s, BAR0 read %zd/%s, config write %zd/%s, "
+	       "GET_REGION_INFO %zd/%s, SET_IRQ_EVENTFDS %zd/%s\n",
 	       io[0].ret, strerror(io[0].err), io[1].ret, strerror(io[1].err),
-	       io[2].ret, strerror(io[2].err));
-	VT_CHECKF(t, io[2].ret == -1 && io[2].err == ENODEV,
-		  "config write from a page that came after the revoke: %zd/%s, "
-		  "want -1/ENODEV", io[2].ret, strerror(io[2].err));
+	       io[2].ret, strerror(io[2].err), io[3].ret, strerror(io[3].err),
+	       io[4].ret, strerror(io[4].err));
+	for (i = 2; i < STUCK_IOS; i++)
+		VT_CHECKF(t, io[i].ret == -1 && io[i].err == ENODEV,
+			  "%s from a page that came after the revoke: %zd/%s, "
+			  "want -1/ENODEV", i == 2 ? "config write" : "ioctl",
+			  io[i].ret, strerror(io[i].err));
 	VT_CHECKF(t, io[1].ret < (ssize_t)(2 * PG),
 		  "BAR0 read went on after the revoke: %zd of %lu bytes",
 		  io[1].ret, 2 * PG);
 	VT_CHECKF(t, io[0].ret == 256 || io[0].ret == -1,
 		  "config read: %zd/%s", io[0].ret, strerror(io[0].err));
 	VT_ERRNO(t, pread(h->d.device_fd, &id, 4, bar0.offset), ENODEV);
-	munmap(area, 4 * PG);
+	munmap(area, STUCK_PAGES * PG);
 }
 
 static void test_unbind_user_stuck(struct vt *t, void *arg)
