@@ -151,7 +151,8 @@ void vfio_unregister_device(struct device *dev);
  * device so that no host driver touches it.  With @hold, no IOMMU domain
  * is set on any group until vfio_group_removed_dev() (at
  * BUS_NOTIFY_REMOVED_DEVICE); @hold must be false while a driver of ours
- * is still bound to @dev, as its removal needs the core.
+ * is still bound to @dev, as its removal needs the core.  For a device
+ * in no group of ours they take no lock that a VFIO user can hold.
  */
 bool vfio_group_add_dev(struct device *dev);
 void vfio_group_del_dev(struct device *dev, bool hold);

@@ -18,6 +18,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 
 #include "compat.h"
 #include "vfio_private.h"
@@ -30,7 +31,27 @@ static struct {
 	struct cdev		node_cdev;
 	struct idr		minors;		/* vfio_lock: minor -> group */
 	struct list_head	group_list;	/* vfio_lock */
+	/*
+	 * The IOMMU groups of group_list by id, changed under vfio_lock and
+	 * read without it: the bus notifier sees every device the host adds
+	 * or deletes, and must not wait on VFIO's users for one that is in
+	 * no group of ours (see vfio_group_known()).
+	 */
+	struct xarray		known;		/* id -> iommu_group */
 } vfio;
+
+/*
+ * Whether @iommu_group is one we have a group for, without vfio_lock.  A
+ * group made at the same time publishes itself here before it walks its
+ * members (vfio_group_create()), and a new member joins the IOMMU group
+ * before the bus notifier runs: either the walk sees the member or this
+ * sees the group.
+ */
+static bool vfio_group_known(struct iommu_group *iommu_group)
+{
+	return xa_load(&vfio.known, iommu_group_id(iommu_group)) ==
+	       iommu_group;
+}
 
 static struct vfio_group *vfio_group_find(struct iommu_group *iommu_group)
 {
@@ -142,15 +163,22 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 		ret = -ENOMEM;
 		goto err_node;
 	}
+	/* Published before the walk: see vfio_group_known(). */
+	ret = xa_err(xa_store(&vfio.known, group->id, iommu_group,
+			      GFP_KERNEL));
+	if (ret)
+		goto err_kobj;
 	ret = iommu_group_for_each_dev(iommu_group, group,
 				       vfio_group_link_dev);
 	if (ret)
-		goto err_kobj;
+		goto err_known;
 
 	vfio_group_set_iommu(group, iommu);
 	list_add_tail(&group->group_next, &vfio.group_list);
 	return group;
 
+err_known:
+	xa_erase(&vfio.known, group->id);
 err_kobj:
 	kobject_put(group->devices_kobj);
 err_node:
@@ -210,6 +238,7 @@ static void vfio_group_kill(struct vfio_group *group)
 	/* Off the set: it keeps its reference on group->iommu until freed. */
 	list_del_init(&group->iommu_next);
 	list_del(&group->group_next);
+	xa_erase(&vfio.known, group->id);
 	kobject_put(group->devices_kobj);
 	device_destroy(vfio.class, MKDEV(MAJOR(vfio.node_devt), group->minor));
 	device_destroy(vfio.class, MKDEV(MAJOR(vfio.devt), group->minor));
@@ -257,6 +286,10 @@ bool vfio_group_add_dev(struct device *dev)
 	iommu_group = iommu_group_get(dev);
 	if (!iommu_group)
 		return false;
+	if (!vfio_group_known(iommu_group)) {
+		iommu_group_put(iommu_group);
+		return false;
+	}
 
 	mutex_lock(&vfio_lock);
 	group = vfio_group_find(iommu_group);
@@ -279,14 +312,20 @@ void vfio_group_del_dev(struct device *dev, bool hold)
 	struct vfio_group *group;
 
 	iommu_group = iommu_group_get(dev);
-	if (iommu_group) {
+	if (iommu_group && vfio_group_known(iommu_group)) {
 		mutex_lock(&vfio_lock);
 		group = vfio_group_find(iommu_group);
 		if (group)
 			sysfs_remove_link(group->devices_kobj, dev_name(dev));
 		vfio_unlock();
-		iommu_group_put(iommu_group);
 	}
+	if (iommu_group)
+		iommu_group_put(iommu_group);
+	/*
+	 * Held for any device, ours or not: a group we never saw may become
+	 * ours while the deletion runs.  This takes a spinlock, not
+	 * vfio_lock.
+	 */
 	if (hold)
 		vfio_iommu_removal_begin(dev);
 }
@@ -316,6 +355,7 @@ int vfio_group_init(void)
 
 	idr_init(&vfio.minors);
 	INIT_LIST_HEAD(&vfio.group_list);
+	xa_init(&vfio.known);
 
 	vfio.class = vfio_class_create("vfio");
 	if (IS_ERR(vfio.class))
@@ -368,5 +408,6 @@ void vfio_group_exit(void)
 	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
 	class_destroy(vfio.class);
 	idr_destroy(&vfio.minors);
+	xa_destroy(&vfio.known);
 }
 

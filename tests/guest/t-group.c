@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -449,6 +450,178 @@ static void test_fd_pins_module(struct vt *t, void *arg)
 		  "close, was %ld", module_refcnt(t), before);
 }
 
+/* ---- the bus notifier and devices of no group of ours ----------------- */
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define LOCK_INST	TRACEFS "/instances/vt-group"
+#define LOCK_EVENT	"vt_group/vfio_lock"
+#define LOCK_EVDIR	LOCK_INST "/events/" LOCK_EVENT
+
+/* The address of a symbol of [module] (NULL: the kernel's), or 0. */
+static unsigned long ksym(const char *sym, const char *module)
+{
+	char line[256], name[128], mod[64];
+	unsigned long addr, found = 0;
+	char type;
+	FILE *f;
+	int n;
+
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		mod[0] = '\0';
+		n = sscanf(line, "%lx %c %127s [%63[^]]]", &addr, &type, name,
+			   mod);
+		if (n >= 3 && !strcmp(name, sym) &&
+		    !strcmp(mod, module ? module : ""))
+			found = addr;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A PCI device that is in no group of ours and alone in its IOMMU group,
+ * not a bridge: one the host may delete and find again without touching
+ * anything of vfio's.  Returns 0 with its name in @dev, or -1.
+ */
+static int foreign_device(char dev[VT_DEV_NAME_LEN])
+{
+	char path[PATH_MAX], buf[64];
+	struct dirent *d, *m;
+	int found = -1, members;
+	DIR *dir, *grp;
+	int id;
+
+	dir = opendir("/sys/bus/pci/devices");
+	if (!dir)
+		return -1;
+	while (found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class",
+			 d->d_name);
+		if (vt_read_file(path, buf, sizeof(buf)) < 0 ||
+		    strtoul(buf, NULL, 16) >> 16 == 0x06)
+			continue;
+		id = vt_group_id(d->d_name);
+		snprintf(path, sizeof(path), "/dev/vfio/%d", id);
+		if (id < 0 || access(path, F_OK) == 0)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/iommu_groups/%d/devices", id);
+		grp = opendir(path);
+		if (!grp)
+			continue;
+		members = 0;
+		while ((m = readdir(grp)))
+			members += m->d_name[0] != '.';
+		closedir(grp);
+		if (members == 1) {
+			copy_str(dev, VT_DEV_NAME_LEN, d->d_name);
+			found = 0;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * A kprobe on the kernel's mutex_lock() that records the calls taking
+ * vfio.ko's vfio_lock, in a tracefs instance of our own; or a skip.
+ */
+static void lock_trace_start(struct vt *t)
+{
+	unsigned long lock = ksym("vfio_lock", "vfio");
+	/* Lockdep kernels lock through mutex_lock_nested(). */
+	const char *fn = ksym("mutex_lock_nested", NULL) ?
+			 "mutex_lock_nested" : "mutex_lock";
+	char cmd[128];
+	struct stat st;
+
+	if (!lock)
+		vt_skip(t, "no vfio_lock in /proc/kallsyms (kernel without "
+			"KALLSYMS_ALL?)");
+	if (stat(TRACEFS "/kprobe_events", &st) != 0)
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (stat(TRACEFS "/kprobe_events", &st) != 0)
+		vt_skip(t, "no %s/kprobe_events (kernel without kprobe events)",
+			TRACEFS);
+	rmdir(LOCK_INST);
+	vt_write_file(TRACEFS "/kprobe_events", "-:" LOCK_EVENT);
+	snprintf(cmd, sizeof(cmd), "p:%s %s lock=%%di:x64", LOCK_EVENT, fn);
+	VT_OK(t, vt_write_file(TRACEFS "/kprobe_events", cmd));
+	VT_CHECKF(t, mkdir(LOCK_INST, 0700) == 0, "mkdir %s: %s", LOCK_INST,
+		  strerror(errno));
+	snprintf(cmd, sizeof(cmd), "lock == 0x%lx", lock);
+	VT_OK(t, vt_write_file(LOCK_EVDIR "/filter", cmd));
+	VT_OK(t, vt_write_file(LOCK_EVDIR "/enable", "1"));
+}
+
+/* Stop recording: how many times vfio_lock was taken since the start. */
+static int lock_trace_stop(struct vt *t)
+{
+	char line[512];
+	int calls = 0;
+	FILE *f;
+
+	VT_OK(t, vt_write_file(LOCK_EVDIR "/enable", "0"));
+	f = fopen(LOCK_INST "/trace", "re");
+	VT_CHECKF(t, f, "open the trace: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		calls += line[0] != '#' && strstr(line, "vfio_lock:") != NULL;
+	fclose(f);
+	rmdir(LOCK_INST);
+	vt_write_file(TRACEFS "/kprobe_events", "-:" LOCK_EVENT);
+	return calls;
+}
+
+/*
+ * The bus notifier sees every device the host adds or deletes.  For one
+ * in no group of ours it must not take vfio_lock, which a VFIO user's
+ * operation may hold: host hotplug would wait on VFIO's users.  Deletes
+ * and finds again (remove, rescan) such a device, counting the times
+ * vfio_lock is taken meanwhile.  Then opens a group, which must count,
+ * to show the count works.
+ */
+static void test_foreign_hotplug_lockless(struct vt *t, void *arg)
+{
+	char dev[VT_DEV_NAME_LEN], path[PATH_MAX];
+	int during, control, group;
+
+	(void)arg;
+	if (foreign_device(dev))
+		vt_skip(t, "no PCI device alone in an IOMMU group outside "
+			"vfio");
+	lock_trace_start(t);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", dev);
+	if (vt_write_file(path, "1") < 0) {
+		lock_trace_stop(t);
+		vt_fail(t, __FILE__, __LINE__, "remove %s: %s", dev,
+			strerror(errno));
+	}
+	vt_write_file("/sys/bus/pci/rescan", "1");
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", dev);
+	if (vt_wait_path(path, 1, 5000)) {
+		lock_trace_stop(t);
+		vt_fail(t, __FILE__, __LINE__, "%s did not come back after a "
+			"rescan", dev);
+	}
+	during = lock_trace_stop(t);
+
+	lock_trace_start(t);
+	group = open_group(t, EDU0);
+	close(group);
+	control = lock_trace_stop(t);
+	printf("# vfio_lock taken %d times while %s was deleted and found "
+	       "again, %d times for a group open\n", during, dev, control);
+	VT_CHECKF(t, control > 0, "the kprobe saw no vfio_lock for a group "
+		  "open: the count is broken");
+	VT_CHECKF(t, during == 0, "vfio_lock taken %d times for %s, a device "
+		  "in no group of ours", during, dev);
+}
+
 static void test_unknown_ioctl(struct vt *t, void *arg)
 {
 	struct termios tio;
@@ -736,6 +909,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unknown_ioctl);
 	VT_RUN_CLOSE(&t, test_stale_node);
 	VT_RUN_CLOSE(&t, test_fd_pins_module);
+	VT_RUN_CLOSE(&t, test_foreign_hotplug_lockless);
 	VT_RUN_CLOSE(&t, test_ich9_viability);
 	VT_RUN_CLOSE(&t, test_ich9_in_use_refuses_host);
 	return vt_done(&t);
