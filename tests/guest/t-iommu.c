@@ -442,6 +442,70 @@ static void test_map_unmapped_vaddr(struct vt *t, void *arg)
 	teardown(&c);
 }
 
+/* PG_dirty of the page at @p, or a skip when it cannot be read. */
+static int page_dirty(struct vt *t, const void *p)
+{
+	int dirty = vt_page_dirty(p);
+
+	if (dirty < 0)
+		vt_skip(t, "page flags of %p: %s", p, strerror(errno));
+	return dirty;
+}
+
+/* @n fresh anonymous pages, written by the CPU and not PG_dirty. */
+static uint8_t *clean_pages(struct vt *t, size_t n)
+{
+	uint8_t *p;
+
+	p = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VT_CHECKF(t, p != MAP_FAILED, "mmap: %s", strerror(errno));
+	/* A huge page would be one frame for all: keep them 4 KiB. */
+	madvise(p, n * PG, MADV_NOHUGEPAGE);
+	memset(p, 1, n * PG);
+	if (page_dirty(t, p))
+		vt_skip(t, "a fresh anonymous page is PG_dirty on this kernel");
+	return p;
+}
+
+/*
+ * The device may write a page mapped for WRITE until it is unmapped, so
+ * an unpin must dirty it, or the page cache may drop what the device
+ * wrote.  That holds for a map that fails half way too: the pages it had
+ * already mapped are unpinned dirty.  Shown on anonymous pages, whose
+ * PG_dirty only such an unpin sets; a successful map and unmap show
+ * that the flag is seen, and a READ-only map that it is about WRITE.
+ */
+static void test_map_error_dirties(struct vt *t, void *arg)
+{
+	uint8_t *p;
+	struct ctx c;
+
+	(void)arg;
+	setup(t, &c);
+	p = clean_pages(t, 4);
+	VT_OK(t, map(c.iommu, RW, p, 0x10000, 4 * PG));
+	VT_OK(t, vt_unmap(c.iommu, 0x10000, 4 * PG));
+	VT_CHECKF(t, page_dirty(t, p) == 1, "a page mapped READ|WRITE is "
+		  "not PG_dirty after its unmap");
+	munmap(p, 4 * PG);
+
+	/* Last page missing: the map fails after pinning the first three. */
+	p = clean_pages(t, 4);
+	VT_OK(t, munmap(p + 3 * PG, PG));
+	VT_ERRNO(t, map(c.iommu, VFIO_DMA_MAP_FLAG_READ, p, 0x10000, 4 * PG),
+		 EFAULT);
+	VT_CHECKF(t, page_dirty(t, p) == 0, "a page pinned for a READ-only "
+		  "map was unpinned dirty");
+	VT_ERRNO(t, map(c.iommu, RW, p, 0x10000, 4 * PG), EFAULT);
+	CHECK_PINS(t, &c, 0);
+	VT_CHECKF(t, page_dirty(t, p) == 1, "a map that failed half way "
+		  "unpinned a page it had mapped for WRITE without dirtying "
+		  "it");
+	munmap(p, 3 * PG);
+	teardown(&c);
+}
+
 static void test_map_readonly(struct vt *t, void *arg)
 {
 	uint8_t *p;
@@ -677,6 +741,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_map_reserved);
 	VT_RUN_CLOSE(&t, test_map_overlap);
 	VT_RUN_CLOSE(&t, test_map_unmapped_vaddr);
+	VT_RUN_CLOSE(&t, test_map_error_dirties);
 	VT_RUN_CLOSE(&t, test_map_readonly);
 	VT_RUN_CLOSE(&t, test_unmap_splits);
 	VT_RUN_CLOSE(&t, test_unmap_spans_maps);

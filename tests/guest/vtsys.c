@@ -589,6 +589,37 @@ long vt_pinned_now(void)
 	return p.acquired - p.released;
 }
 
+int vt_page_dirty(const void *addr)
+{
+	const uint64_t pfn_mask = (1ULL << 55) - 1, present = 1ULL << 63;
+	const int kpf_dirty = 4;	/* KPF_DIRTY, <linux/kernel-page-flags.h> */
+	uint64_t entry, flags;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &entry, sizeof(entry),
+		  (off_t)((uintptr_t)addr / PG * sizeof(entry)));
+	close(fd);
+	if (n != sizeof(entry) || !(entry & present) || !(entry & pfn_mask)) {
+		errno = n < 0 ? errno : ENOENT;
+		return -1;
+	}
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &flags, sizeof(flags),
+		  (off_t)((entry & pfn_mask) * sizeof(flags)));
+	close(fd);
+	if (n != sizeof(flags)) {
+		errno = n < 0 ? errno : EIO;
+		return -1;
+	}
+	return !!(flags & (1ULL << kpf_dirty));
+}
+
 long vt_locked_kb(pid_t pid)
 {
 	char path[64], line[128];

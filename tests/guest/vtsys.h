@@ -236,6 +236,15 @@ int vt_read_pins(struct vt_pins *p);
 /* acquired - released, or -1 on error. */
 long vt_pinned_now(void);
 
+/*
+ * Whether the page frame behind @addr (present, of this process) has
+ * PG_dirty set: 1 or 0, from /proc/self/pagemap and /proc/kpageflags;
+ * -1 with errno when it cannot be read (not root, not present).  An
+ * anonymous page written by the CPU alone is not PG_dirty (its PTE is);
+ * an unpin that says the device may have written it makes it so.
+ */
+int vt_page_dirty(const void *addr);
+
 /* VmLck of the process pid (0 = self) in KiB, from /proc/<pid>/status. */
 long vt_locked_kb(pid_t pid);
 
