@@ -600,14 +600,14 @@ case_inuse_check_warns() {
 case_bind_save() {
 	conf "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" "1234:1111"
 	cp "$CONF" "$T/orig"
-	rc 0 vf bind --save 0000:00:04.0 owner=$uid mode=0600
+	rc 0 vf bind --save 0000:00:04.0 "owner=$uid" mode=0600
 	want_driver 0000:00:04.0 vfio
 	want_in "$T/out" "0000:00:04.0: saved in $CONF"
 	printf '%s\n' "# keep me" "0000:00:02.0 mode=0600   # the NIC" "" \
 		"1234:1111" "0000:00:04.0	owner=$uid mode=0600" >"$T/want"
 	cmp -s "$T/want" "$CONF" || die "file: $(cat -A "$CONF")"
 	# Again with other options: replaced in place, not added twice.
-	rc 0 vf bind --save 00:04.0 group=$gid force
+	rc 0 vf bind --save 00:04.0 "group=$gid" force
 	[ "$(grep -c '^0000:00:04.0' "$CONF")" -eq 1 ] || die "$(cat "$CONF")"
 	want_in "$CONF" "0000:00:04.0	group=$gid force"
 	rc 0 vf check
@@ -637,8 +637,12 @@ case_bind_save_validates() {
 	rc 3 env FAKE_FAIL=bus/pci/drivers/vfio/bind "$VFIOCTL_SELF" \
 		bind --save 0000:00:04.0
 	cmp -s "$T/orig" "$CONF" || die "saved a failed bind: $(cat "$CONF")"
-	[ -z "$(ls "$T" | grep 'devices.conf.vfioctl')" ] ||
-		die "temporary file left: $(ls "$T")"
+	local left
+	for left in "$T"/*devices.conf.vfioctl*; do
+		if [ -e "$left" ]; then
+			die "temporary file left: $(ls "$T")"
+		fi
+	done
 }
 
 case_list_net_and_class() {
@@ -831,8 +835,13 @@ case_parallel_bind_unbind() {
 	want_consistent 0000:00:02.0 e1000e
 	want_consistent 0000:00:03.0 uio_edu
 	want_consistent 0000:00:04.0 -
-	ls "$STATE" | grep -v '^lock$' | grep -qv '\.driver$' &&
-		die "stray files in the state directory: $(ls "$STATE")"
+	local f
+	for f in "$STATE"/*; do
+		case ${f##*/} in
+		lock | *.driver | '*') ;;
+		*) die "stray files in the state directory: $(ls "$STATE")" ;;
+		esac
+	done
 	rc 0 vf unbind-all
 	want_driver 0000:00:02.0 e1000e
 	want_driver 0000:00:03.0 uio_edu
@@ -996,8 +1005,9 @@ case_udev_rule_resets_first() {
 		cut -d: -f1)
 	import=$(grep -n 'IMPORT{program}="/usr/sbin/vfioctl udev-owner' \
 		"$rules" | cut -d: -f1)
-	[ -n "$reset" ] && [ -n "$import" ] && [ "$reset" -lt "$import" ] ||
+	if [ -z "$reset" ] || [ -z "$import" ] || [ "$reset" -ge "$import" ]; then
 		die "no root:root 0600 reset before the udev-owner import"
+	fi
 	grep -q 'ENV{VFIO_GROUP}=""' "$rules" || die "stale VFIO_GROUP kept"
 }
 
