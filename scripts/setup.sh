@@ -67,6 +67,8 @@ if [ ! -x "$busybox" ]; then
 	rm -rf "$CACHE/busybox.tmp"
 	mkdir -p "$CACHE"
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	# apt-get download runs as _apt when that user may write there.
+	chown _apt "$tmp" 2>/dev/null || true
 	if ! (cd "$tmp" && apt-get download -qq busybox-static >&2); then
 		apt_update
 		(cd "$tmp" && apt-get download -qq busybox-static >&2)
@@ -116,6 +118,8 @@ kimg=$CACHE/kernel-$kver
 if [ ! -f "$kimg/boot/vmlinuz-$kver" ]; then
 	log "fetching linux-image-$kver"
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	# apt-get download runs as _apt when that user may write there.
+	chown _apt "$tmp" 2>/dev/null || true
 	if ! (cd "$tmp" && apt-get download -qq "linux-image-$kver" >&2); then
 		apt_update
 		(cd "$tmp" && apt-get download -qq "linux-image-$kver" >&2)
