@@ -516,7 +516,7 @@ static void op_get_iommu_fd(struct worker *w)
 static void op_get_device_fd(struct worker *w)
 {
 	struct fuzz *fz = w->fz;
-	int dev, fd = pick(w, K_GROUP, &dev);
+	int dev, fd = pick(w, K_GROUP, &dev), named = dev;
 	char name[300];
 	const char *arg = name;
 	long r;
@@ -537,7 +537,9 @@ static void op_get_device_fd(struct worker *w)
 			arg = (const char *)(fz->arena + ARENA_RO * PG - 3);
 		break;
 	case 3:
-		snprintf(name, sizeof(name), "%s", fz->dev[below(w, NDEV)].name);
+		/* Another group's device: given out when the two are merged. */
+		named = (int)below(w, NDEV);
+		snprintf(name, sizeof(name), "%s", fz->dev[named].name);
 		break;
 	default:
 		snprintf(name, sizeof(name), "%s", fz->dev[dev].name);
@@ -545,7 +547,7 @@ static void op_get_device_fd(struct worker *w)
 	r = ioctl(fd, VFIO_GROUP_GET_DEVICE_FD, arg);
 	account(w, r, "GET_DEVICE_FD");
 	trace(w, "device fd of %d = %ld", fd, r);
-	keep(w, (int)r, K_DEVICE, dev);
+	keep(w, (int)r, K_DEVICE, named);
 }
 
 static void op_iommu_info(struct worker *w)
