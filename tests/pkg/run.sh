@@ -447,6 +447,12 @@ rpm_tests() {
 	else
 		nok rpm-files-vfio-dkms "$(tr '\n' ' ' <"$work/rpm-dkms.list" | head -c 400)"
 	fi
+	# Module sources and scripts only: one package for every architecture.
+	if [ "$(rpm -qp --qf '%{ARCH}' "$name")" = noarch ]; then
+		ok rpm-dkms-noarch
+	else
+		nok rpm-dkms-noarch "vfio-dkms is $(rpm -qp --qf '%{ARCH}' "$name")"
+	fi
 	name=$(ls "$rpms"/*/vfio-utils-"$upstream"-*.rpm)
 	rpm -qlp "$name" >"$work/rpm-utils.list"
 	if grep -qx /usr/sbin/vfioctl "$work/rpm-utils.list" &&
@@ -469,18 +475,22 @@ rpm_tests() {
 	rpm -qp --scripts "$name" >"$work/rpm-utils.scripts"
 	if grep -q 'dkms add' "$work/rpm-dkms.scripts" &&
 		grep -q 'dkms install' "$work/rpm-dkms.scripts" &&
+		! grep -q -- '--force' "$work/rpm-dkms.scripts" &&
+		grep -q 'build for kernel .* failed' "$work/rpm-dkms.scripts" &&
 		grep -q 'dkms remove' "$work/rpm-dkms.scripts" &&
 		grep -q 'systemctl --no-reload preset vfio-bind.service' \
 			"$work/rpm-utils.scripts" &&
 		grep -q 'vfioctl unbind-all' "$work/rpm-utils.scripts"; then
 		ok rpm-scripts
 	else
-		nok rpm-scripts "dkms add/install/remove, preset or unbind-all missing"
+		nok rpm-scripts "dkms add/install/remove, a reported build failure, preset or unbind-all missing, or a dkms --force"
 	fi
-	if rpm -qp --requires "$name" | grep -q "^vfio-dkms = $upstream"; then
+	if rpm -qp --requires "$name" | grep -q "^vfio-dkms = $upstream" &&
+		rpm -qp --requires "$(ls "$rpms"/*/vfio-dkms-"$upstream"-*.rpm)" |
+		grep -q '^kmod'; then
 		ok rpm-requires
 	else
-		nok rpm-requires "vfio-utils does not require vfio-dkms = $upstream"
+		nok rpm-requires "vfio-utils does not require vfio-dkms = $upstream, or vfio-dkms not kmod"
 	fi
 }
 
