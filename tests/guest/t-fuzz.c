@@ -27,11 +27,6 @@
  * device here with a reset method, a bus reset) while another resets it:
  * every read must see edu's ID or SIGBUS, never what a device that does
  * not decode answers.
- *
- * Some argument buffers, read/write buffers and MAP_DMA ranges lie in
- * pages registered with userfaultfd, which a server thread fills only
- * after a delay and drops again when idle: the kernel copies from and to
- * them, and pins them, while the fault is outstanding.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,10 +41,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <linux/userfaultfd.h>
-#include <poll.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,10 +61,6 @@
 #define EDU_DMA_END	0xa0
 #define MAX_ERRNO_SEEN	4096
 #define MAX_RESET_MMAP	8	/* a reset holds its thread a while */
-#define SLOW_PAGES	8	/* userfaultfd pages, served late */
-#define SLOW_DELAY_US	3000	/* the longest a fault waits to be served */
-#define SLOW_REARM_MS	250	/* how often a fresh set of pages comes */
-#define SLOW_AREAS	256	/* sets of pages at most, 8 MiB */
 
 enum kind { K_NONE, K_GROUP, K_IOMMU, K_DEVICE, K_EVENTFD, K_NKINDS };
 
@@ -131,18 +119,6 @@ struct fuzz {
 	int reset_mmap_busy;	/* one op_reset_mmap at a time */
 	long reset_mmaps, resets, reset_reads, reset_sigbus, reset_bad;
 	uint32_t reset_bad_value;
-
-	/*
-	 * The newest SLOW_PAGES registered with uffd (NULL without
-	 * userfaultfd), read with __atomic; the older sets stay mapped.
-	 */
-	uint8_t *slow;
-	uint8_t *slow_area[SLOW_AREAS];	/* slow_server's */
-	int nslow_area;
-	int uffd;
-	int slow_stop;		/* __atomic: tells slow_server to end */
-	long slow_faults;	/* served by slow_server */
-	pthread_t slow_thread;
 };
 
 struct worker {
@@ -418,23 +394,11 @@ static uint32_t rand_index(struct worker *w, uint32_t n)
 	}
 }
 
-/* @len bytes in the userfaultfd pages, or NULL when there are none. */
-static void *slow_ptr(struct worker *w, size_t len)
-{
-	uint8_t *slow = __atomic_load_n(&w->fz->slow, __ATOMIC_ACQUIRE);
-
-	if (!slow || len > SLOW_PAGES * PG)
-		return NULL;
-	return slow + below(w, SLOW_PAGES * PG - len + 1);
-}
-
 /* A user address: inside the arena mostly, else hostile. */
 static uint64_t rand_vaddr(struct worker *w)
 {
 	uint64_t base = (uintptr_t)w->fz->arena;
 
-	if (chance(w, 5) && slow_ptr(w, PG))
-		return (uintptr_t)slow_ptr(w, PG) & ~(uint64_t)(PG - 1);
 	switch (below(w, 12)) {
 	case 0: return 0;
 	case 1: return 0xffff800000000000ULL + below(w, 1 << 20) * PG;
@@ -476,7 +440,6 @@ static uint64_t rand_size(struct worker *w)
 static void *rand_argp(struct worker *w, void *buf, size_t len)
 {
 	uint8_t *none = w->fz->arena + ARENA_RO * PG;
-	void *slow;
 
 	switch (below(w, 20)) {
 	case 0: return NULL;
@@ -484,10 +447,6 @@ static void *rand_argp(struct worker *w, void *buf, size_t len)
 	case 2:
 		/* the struct straddles the end of a read-only page */
 		return none - (len > 1 ? 1 + below(w, len - 1) : 1);
-	case 3:
-		/* a page that arrives late; buf's contents are lost there */
-		slow = slow_ptr(w, len);
-		return slow ? slow : buf;
 	default: return buf;
 	}
 }
@@ -865,8 +824,6 @@ static void op_rw(struct worker *w)
 		off &= ~(uint64_t)((len > 4 ? 4 : len) - 1);
 	if (chance(w, 3))
 		p = chance(w, 50) ? NULL : fz->arena + ARENA_RO * PG - 2;
-	else if (chance(w, 5) && slow_ptr(w, len))
-		p = slow_ptr(w, len);
 	if (write_it) {
 		/*
 		 * Every device gets the same checks, including the edu
@@ -1205,107 +1162,6 @@ static void close_all(struct fuzz *fz, struct worker *w)
 	(void)fz;
 }
 
-/* A fresh set of SLOW_PAGES registered with uffd, or NULL. */
-static uint8_t *slow_area(struct fuzz *fz)
-{
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
-	uint8_t *p;
-
-	if (fz->nslow_area == SLOW_AREAS)
-		return NULL;
-	p = mmap(NULL, SLOW_PAGES * PG, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	reg.range.start = (uintptr_t)p;
-	reg.range.len = SLOW_PAGES * PG;
-	if (ioctl(fz->uffd, UFFDIO_REGISTER, &reg)) {
-		munmap(p, SLOW_PAGES * PG);
-		return NULL;
-	}
-	fz->slow_area[fz->nslow_area++] = p;
-	return p;
-}
-
-/*
- * Serve the userfaultfd pages' faults, each after a random delay of up
- * to SLOW_DELAY_US (late, never lost: every call must end), and offer a
- * fresh set of pages every SLOW_REARM_MS, so that calls keep meeting
- * missing ones.  Fresh pages, not the served ones dropped again: a drop
- * is a TLB shootdown, and with one a second the guest locked up under
- * TCG (both vCPUs stuck for good, one waiting for the other to take its
- * flush IPI), which fresh pages never did.
- */
-static void *slow_server(void *arg)
-{
-	static uint8_t fill[PG] __attribute__((aligned(PG)));
-	struct fuzz *fz = arg;
-	uint64_t rng = fz->seed | 1, rearm = vt_now_ms() + SLOW_REARM_MS;
-	struct uffd_msg msg;
-	uint8_t *p;
-
-	memset(fill, 0x5a, sizeof(fill));
-	while (!__atomic_load_n(&fz->slow_stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = { .fd = fz->uffd, .events = POLLIN };
-		struct uffdio_copy copy = { .src = (uintptr_t)fill,
-					    .len = PG };
-
-		if (vt_now_ms() >= rearm) {
-			p = slow_area(fz);
-			if (p)
-				__atomic_store_n(&fz->slow, p, __ATOMIC_RELEASE);
-			rearm = vt_now_ms() + SLOW_REARM_MS;
-		}
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		if (read(fz->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-		    msg.event != UFFD_EVENT_PAGEFAULT)
-			continue;
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
-		usleep(rng % SLOW_DELAY_US);
-		copy.dst = msg.arg.pagefault.address & ~(uint64_t)(PG - 1);
-		/* EEXIST: another fault on the page came first. */
-		if (ioctl(fz->uffd, UFFDIO_COPY, &copy) == 0)
-			fz->slow_faults++;
-	}
-	return NULL;
-}
-
-/* The userfaultfd pages and their server; none when uffd is not there. */
-static void slow_start(struct vt *t, struct fuzz *fz)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-
-	fz->slow = NULL;
-	fz->nslow_area = 0;
-	fz->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fz->uffd < 0) {
-		printf("# no userfaultfd (%s): no late pages\n",
-		       strerror(errno));
-		return;
-	}
-	VT_OK(t, ioctl(fz->uffd, UFFDIO_API, &api));
-	fz->slow = slow_area(fz);
-	VT_CHECKF(t, fz->slow, "userfaultfd pages: %s", strerror(errno));
-	VT_CHECKF(t, pthread_create(&fz->slow_thread, NULL, slow_server,
-				    fz) == 0, "pthread_create failed");
-}
-
-static void slow_stop(struct fuzz *fz)
-{
-	int i;
-
-	if (!fz->slow)
-		return;
-	__atomic_store_n(&fz->slow_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(fz->slow_thread, NULL);
-	close(fz->uffd);
-	for (i = 0; i < fz->nslow_area; i++)
-		munmap(fz->slow_area[i], SLOW_PAGES * PG);
-}
-
 struct start {
 	long pins;
 	long vmlck;
@@ -1342,7 +1198,6 @@ static void test_fuzz(struct vt *t, void *arg)
 		fz->slot[i].fd = -1;
 		fz->slot[i].kind = K_NONE;
 	}
-	slow_start(t, fz);
 
 	t0 = vt_now_ms();
 	fz->deadline_ms += t0;
@@ -1357,7 +1212,6 @@ static void test_fuzz(struct vt *t, void *arg)
 		pthread_join(th[i], NULL);
 	close_all(fz, &w[0]);
 	unmerge_all(fz);
-	slow_stop(fz);
 
 	printf("# t-fuzz: seed %" PRIu64 ", %d threads, %ld iterations, "
 	       "%ld calls, %ld forks in %.1f s\n", fz->seed, fz->nthreads,
@@ -1369,18 +1223,15 @@ static void test_fuzz(struct vt *t, void *arg)
 			printf(" %s=%ld", strerrorname_np(e) ?
 			       strerrorname_np(e) : "?", fz->errno_count[e]);
 	printf("\n# %ld decode toggles, %ld mmap reads raised SIGBUS; "
-	       "edu2: %ld resets, %ld reads beside them (%ld SIGBUS); "
-	       "%ld late userfaultfd pages served",
+	       "edu2: %ld resets, %ld reads beside them (%ld SIGBUS)",
 	       fz->decode_toggles, fz->mmap_sigbus, fz->resets,
-	       fz->reset_reads, fz->reset_sigbus, fz->slow_faults);
+	       fz->reset_reads, fz->reset_sigbus);
 	printf("\n# reproduce: t-fuzz %" PRIu64 " %ld <secs> 1 "
 	       "(VT_FUZZ_TRACE=1 to print every call)\n", fz->seed,
 	       fz->max_iters);
 	fflush(stdout);
 
 	VT_CHECKF(t, fz->calls > 0, "no calls were made");
-	VT_CHECKF(t, !fz->slow || fz->slow_faults > 0, "no call touched the "
-		  "userfaultfd pages");
 	VT_CHECKF(t, fz->odd_errno == 0, "%ld calls failed with an unexpected "
 		    "errno, first %d (%s) from %s", fz->odd_errno,
 		    fz->odd_errno_first, strerror(fz->odd_errno_first),
