@@ -13,14 +13,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <linux/vfio.h>
 #include "bench.h"
 
+#define BE_WANT_GROUP
+#define BE_WANT_SET_IRQS
 typedef struct vfio_iommu_type1_dma_map be_dma_map;
 typedef struct vfio_iommu_type1_dma_unmap be_dma_unmap;
 #include "be_common.h"
@@ -83,39 +83,12 @@ static int intree_unmap(struct bench_dev *d, uint64_t iova, uint64_t size)
 	return 0;
 }
 
-static int intree_msi_setup(struct bench_dev *d, int efd)
-{
-	size_t sz = sizeof(struct vfio_irq_set) + sizeof(__s32);
-	struct vfio_irq_set *set = calloc(1, sz);
-	int ret;
-
-	if (!set)
-		return -1;
-	set->argsz = sz;
-	set->index = VFIO_PCI_MSI_IRQ_INDEX;
-	set->start = 0;
-	if (efd >= 0) {
-		set->flags = VFIO_IRQ_SET_DATA_EVENTFD |
-			     VFIO_IRQ_SET_ACTION_TRIGGER;
-		set->count = 1;
-		memcpy(set->data, &efd, sizeof(efd));
-	} else {
-		set->argsz = sizeof(*set);
-		set->flags = VFIO_IRQ_SET_DATA_NONE |
-			     VFIO_IRQ_SET_ACTION_TRIGGER;
-		set->count = 0;
-	}
-	ret = ioctl(d->device_fd, VFIO_DEVICE_SET_IRQS, set);
-	free(set);
-	return ret;
-}
-
 const struct bench_ops bench_intree_ops = {
 	.open = intree_open,
 	.region_info = be_region_info,
 	.msi_info = be_msi_info,
 	.map = be_map,
 	.unmap = intree_unmap,
-	.msi_setup = intree_msi_setup,
+	.msi_setup = be_set_irqs_msi,
 	.close = intree_close,
 };

@@ -14,6 +14,7 @@
 #include "uapi/vfio.h"
 #include "bench.h"
 
+#define BE_WANT_GROUP
 typedef struct vfio_dma_map be_dma_map;
 typedef struct vfio_dma_unmap be_dma_unmap;
 #include "be_common.h"
