@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vfio-bench: one benchmark, two VFIO ABIs.
+ * vfio-bench: one benchmark, three VFIO ABIs.
  *
  * The 2011 group ABI (ours, src/include/uapi/vfio.h) and the modern
  * container ABI (the distribution's <linux/vfio.h>) reuse the same ioctl
@@ -17,6 +17,13 @@
  * be_intree.c, under two names ("intree", "modern") so that the host
  * can tell whose figures a line carries; the name is the one given to
  * --backend, not part of the ops.
+ *
+ * The kernel's third way in, iommufd with the VFIO device cdev
+ * (/dev/iommu, /dev/vfio/devices/vfioN), has no group and no container:
+ * be_iommufd.c, built against a 7.x <linux/vfio.h> and <linux/iommufd.h>
+ * that the host's own headers may be too old to have.  A build without
+ * it still links (bench.c takes bench_iommufd_ops as a weak symbol) and
+ * says so when asked for that backend.
  */
 #ifndef VFIO_BENCH_H
 #define VFIO_BENCH_H
@@ -30,7 +37,9 @@ struct bench_dev {
 	int group;		/* IOMMU group number */
 	int group_fd;
 	int container_fd;	/* in-kernel: /dev/vfio/vfio; ours: IOMMU fd */
-	int device_fd;
+	int device_fd;		/* iommufd: the cdev /dev/vfio/devices/vfioN */
+	int iommufd;		/* iommufd: /dev/iommu */
+	uint32_t ioas_id;	/* iommufd: the IOAS the device is attached to */
 	uint64_t bar0_offset;	/* BAR0 offset in the device fd */
 	uint64_t bar0_size;
 	int bar0_mmap_ok;	/* the region advertises mmap */
@@ -60,8 +69,9 @@ enum bench_region_id {
 struct bench_ops {
 	/*
 	 * Open group d->group, its IOMMU and the device fd of PCI device
-	 * name (sysfs form).  On failure d->errbuf says what failed and the
-	 * fds opened so far are left for close().
+	 * name (sysfs form); iommufd: the device's cdev and /dev/iommu,
+	 * bound and attached to a new IOAS.  On failure d->errbuf says
+	 * what failed and the fds opened so far are left for close().
 	 */
 	int (*open)(struct bench_dev *d, const char *name);
 	/* VFIO_DEVICE_GET_REGION_INFO of one region into *r. */
@@ -81,6 +91,8 @@ struct bench_ops {
 
 extern const struct bench_ops bench_ours_ops;
 extern const struct bench_ops bench_intree_ops;	/* "intree" and "modern" */
+/* Not linked in without 7.x headers; bench.c declares it weak. */
+extern const struct bench_ops bench_iommufd_ops;
 
 /* Shared by the backends: close *fd if it is open and mark it closed. */
 void bench_close_fd(int *fd);
