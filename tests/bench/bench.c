@@ -4,16 +4,20 @@
  *
  *   vfio-bench --backend ours|modern|intree|iommufd [--dev 0000:00:02.0]
  *              [--reps 5] [--first-rep 1]
- *              [--rows map4k,maphuge,many,msi,bar0] [--size-mib 1024]
- *              [--counts 1000,10000,100000] [--msi-iters 2000]
+ *              [--rows map4k,maphuge,mapthp,maphuge1g,many,msi,bar0]
+ *              [--size-mib 1024] [--counts 1000,10000,100000]
+ *              [--msi-iters 2000]
  *
  * Every measurement is printed as one machine-readable line
  *
  *   BENCH <backend> <row> <metric> <rep> <value>
  *
- * and a failure as "ERROR <backend> <row>: <what>: <strerror>".  Other
- * lines start with "INFO".  The host (tests/bench/report.py) takes the
- * medians and the ratios; nothing here compares the backends.
+ * a failure as "ERROR <backend> <row>: <what>: <strerror>", and a row
+ * that cannot run here for want of memory of its kind (THP, 1 GiB pages),
+ * which is not a failure of the VFIO under test, as
+ * "SKIP <backend> <row>: <why>".  Other lines start with "INFO".  The
+ * host (tests/bench/report.py) takes the medians and the ratios; nothing
+ * here compares the backends.
  *
  * The device is an edu (QEMU docs/specs/edu.rst): register 0x00 reads the
  * identification 0x010000ed, a write to 0x60 raises its interrupt (MSI
@@ -48,9 +52,10 @@ extern const struct bench_ops bench_iommufd_ops __attribute__((weak));
 #define GIB		(1024 * MIB)
 #define PAGE_4K		(4 * KIB)
 #define PAGE_2M		(2 * MIB)
+#define PAGE_1G		GIB
 
 /* Far above anything edu or the reserved regions of the VM use. */
-#define IOVA_BIG	(4 * GIB)	/* rows map4k/maphuge, 1 GiB aligned */
+#define IOVA_BIG	(4 * GIB)	/* rows map*, 1 GiB aligned */
 #define IOVA_MANY	(16 * GIB)	/* row many */
 
 #define EDU_ID		0x00
@@ -69,7 +74,7 @@ struct bench_cfg {
 	const struct bench_ops *ops;
 	int reps;
 	int first_rep;			/* number printed for the first rep */
-	uint64_t big_size;		/* rows map4k and maphuge */
+	uint64_t big_size;		/* rows map4k ... maphuge1g */
 	unsigned long counts[MAX_COUNTS];	/* row many */
 	int ncounts;
 	int msi_iters;
@@ -230,6 +235,13 @@ static void error(struct bench_run *r, const char *row, const char *fmt, ...)
 	r->errors++;
 }
 
+/* A row that cannot run here; not counted as an error. */
+static void skip(struct bench_run *r, const char *row, const char *why)
+{
+	printf("SKIP %s %s: %s\n", r->cfg->name, row, why);
+	fflush(stdout);
+}
+
 static int want_row(const struct bench_cfg *cfg, const char *row)
 {
 	size_t n = strlen(row);
@@ -246,56 +258,243 @@ static int want_row(const struct bench_cfg *cfg, const char *row)
 
 /* ---- memory ----------------------------------------------------------- */
 
-/*
- * size bytes of private anonymous memory, faulted in before any timing so
- * that the benchmark measures pinning and IOMMU work, not page faults.
- * huge: 2 MiB hugetlbfs pages; otherwise 4 KiB pages, THP kept away.
- */
-static void *alloc_buf(uint64_t size, int huge)
+/* What backs the buffer of a mapping row. */
+enum backing {
+	MEM_4K,		/* anonymous 4 KiB pages, THP kept away */
+	MEM_HUGE_2M,	/* hugetlbfs, 2 MiB pages */
+	MEM_THP,	/* anonymous, 2 MiB transparent huge pages */
+	MEM_HUGE_1G,	/* hugetlbfs, 1 GiB pages */
+};
+
+/* A row's buffer: p is what gets DMA-mapped, [base, base + len) the mmap. */
+struct buf {
+	char *p;
+	void *base;
+	uint64_t len;
+};
+
+#define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage"
+#define HUGE_1G_SYSFS	"/sys/kernel/mm/hugepages/hugepages-1048576kB"
+
+/* The first line of a sysfs file, without its newline; "?" if unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	uint64_t step = huge ? PAGE_2M : PAGE_4K;
+	FILE *f = fopen(path, "r");
+
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * AnonHugePages of the mapping that holds addr, in bytes, from
+ * /proc/self/smaps: how much of it really is THP.  -1 if not found.
+ */
+static long long thp_bytes(const void *addr)
+{
+	unsigned long start, end, a = (unsigned long)addr;
+	unsigned long long kib;
+	char line[256];
+	int inside = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* Field names are not "<hex>-<hex>", mapping headers are. */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			inside = start <= a && a < end;
+			continue;
+		}
+		if (inside &&
+		    sscanf(line, "AnonHugePages: %llu kB", &kib) == 1) {
+			fclose(f);
+			return (long long)(kib * KIB);
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/*
+ * THP is not ours to have: the kernel may be built without it, have it
+ * off, or be out of free 2 MiB blocks.  Returns 0 with the whole buffer
+ * in huge pages, 1 (and why) when it is not, -1 (and why, errno) when
+ * something else failed.
+ */
+static int alloc_thp(struct buf *b, uint64_t size, char *why, size_t len)
+{
+	char enabled[128], defrag[128];
+	long long huge;
+	uint64_t off;
+	char *p, *a;
+
+	read_line(THP_SYSFS "/enabled", enabled, sizeof(enabled));
+	if (!strcmp(enabled, "?")) {
+		snprintf(why, len, "no %s/enabled: kernel without THP",
+			 THP_SYSFS);
+		return 1;
+	}
+	if (strstr(enabled, "[never]")) {
+		snprintf(why, len, "THP is off (%s/enabled: %s)", THP_SYSFS,
+			 enabled);
+		return 1;
+	}
+	/* One extra 2 MiB to cut an aligned buffer out of. */
+	p = mmap(NULL, size + PAGE_2M, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		snprintf(why, len, "mmap %llu MiB anonymous",
+			 (unsigned long long)(size / MIB));
+		return -1;
+	}
+	a = (char *)(((uintptr_t)p + PAGE_2M - 1) & ~(uintptr_t)(PAGE_2M - 1));
+	if (a > p)
+		munmap(p, a - p);
+	munmap(a + size, p + PAGE_2M - a);
+	b->p = b->base = a;
+	b->len = size;
+	if (madvise(a, size, MADV_HUGEPAGE) < 0) {
+		snprintf(why, len, "madvise(MADV_HUGEPAGE): %s",
+			 strerror(errno));
+		munmap(a, size);
+		return 1;
+	}
+	for (off = 0; off < size; off += PAGE_4K)
+		a[off] = (char)off;
+	huge = thp_bytes(a);
+	if (huge < (long long)size) {
+		read_line(THP_SYSFS "/defrag", defrag, sizeof(defrag));
+		snprintf(why, len, "only %lld of %llu MiB came as THP (AnonHugePages in /proc/self/smaps; enabled: %s, defrag: %s)",
+			 huge < 0 ? -1 : huge / (long long)MIB,
+			 (unsigned long long)(size / MIB), enabled, defrag);
+		munmap(a, size);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 GiB pages exist only when the CPU has them (pdpe1gb) and someone
+ * reserved them, at boot or in sysfs; without them the row is skipped,
+ * with what sysfs says.  A buffer smaller than 1 GiB (--size-mib) still
+ * takes a whole page and maps its first part.
+ */
+static int alloc_huge_1g(struct buf *b, uint64_t size, char *why, size_t len)
+{
+	uint64_t alloc = (size + PAGE_1G - 1) & ~(PAGE_1G - 1);
+	char nr[32], nfree[32];
 	uint64_t off;
 	char *p;
 
-	if (huge)
+	/* 30: log2 of 1 GiB, the page size asked for. */
+	p = mmap(NULL, alloc, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+		 (30 << MAP_HUGE_SHIFT), -1, 0);
+	if (p == MAP_FAILED) {
+		int saved = errno;
+
+		if (access(HUGE_1G_SYSFS, F_OK) < 0) {
+			snprintf(why, len, "no 1 GiB huge pages in this kernel or CPU (no %s)",
+				 HUGE_1G_SYSFS);
+			return 1;
+		}
+		read_line(HUGE_1G_SYSFS "/nr_hugepages", nr, sizeof(nr));
+		read_line(HUGE_1G_SYSFS "/free_hugepages", nfree,
+			  sizeof(nfree));
+		snprintf(why, len, "no %llu free 1 GiB huge page(s): mmap MAP_HUGETLB|MAP_HUGE_1GB: %s (nr_hugepages %s, free %s; boot with hugepagesz=1G hugepages=%llu)",
+			 (unsigned long long)(alloc / PAGE_1G),
+			 strerror(saved), nr, nfree,
+			 (unsigned long long)(alloc / PAGE_1G));
+		return 1;
+	}
+	for (off = 0; off < alloc; off += PAGE_2M)
+		p[off] = (char)off;
+	b->p = b->base = p;
+	b->len = alloc;
+	return 0;
+}
+
+/*
+ * size bytes of private anonymous memory backed as m asks, faulted in
+ * before any timing so that the benchmark measures pinning and IOMMU
+ * work, not page faults.  Returns 0; 1 when memory of that kind cannot
+ * be had here (THP, 1 GiB pages), with why; -1 on failure, with why
+ * and errno.
+ */
+static int alloc_buf(struct buf *b, uint64_t size, enum backing m,
+		     char *why, size_t len)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	uint64_t step = PAGE_4K;
+	uint64_t off;
+	char *p;
+
+	if (m == MEM_THP)
+		return alloc_thp(b, size, why, len);
+	if (m == MEM_HUGE_1G)
+		return alloc_huge_1g(b, size, why, len);
+	if (m == MEM_HUGE_2M) {
 		flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
+		step = PAGE_2M;
+	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (!huge && madvise(p, size, MADV_NOHUGEPAGE) < 0) {
+	if (p == MAP_FAILED) {
+		if (m == MEM_HUGE_2M)
+			snprintf(why, len, "mmap %llu MiB MAP_HUGETLB (boot with hugepages=%llu or more)",
+				 (unsigned long long)(size / MIB),
+				 (unsigned long long)(size / PAGE_2M));
+		else
+			snprintf(why, len, "mmap %llu MiB anonymous",
+				 (unsigned long long)(size / MIB));
+		return -1;
+	}
+	if (m == MEM_4K && madvise(p, size, MADV_NOHUGEPAGE) < 0) {
+		snprintf(why, len, "madvise(MADV_NOHUGEPAGE)");
 		munmap(p, size);
-		return NULL;
+		return -1;
 	}
 	for (off = 0; off < size; off += step)
 		p[off] = (char)off;
-	return p;
+	b->p = b->base = p;
+	b->len = size;
+	return 0;
 }
 
-/* ---- rows 1 and 2: one big MAP_DMA + UNMAP_DMA ------------------------ */
+static void free_buf(struct buf *b)
+{
+	munmap(b->base, b->len);
+}
 
-static void row_big(struct bench_run *r, const char *row, int huge)
+/* ---- rows 1, 2, 2b, 2c: one big MAP_DMA + UNMAP_DMA ------------------- */
+
+static void row_big(struct bench_run *r, const char *row, enum backing m)
 {
 	const struct bench_ops *ops = r->cfg->ops;
 	uint64_t size = r->cfg->big_size;
 	uint64_t t0, t1, t2;
-	void *buf;
-	int rep;
+	char why[512];
+	struct buf b;
+	int ret, rep;
 
-	buf = alloc_buf(size, huge);
-	if (!buf) {
-		if (huge)
-			error(r, row, "mmap %llu MiB MAP_HUGETLB (boot with hugepages=%llu or more)",
-			      (unsigned long long)(size / MIB),
-			      (unsigned long long)(size / PAGE_2M));
-		else
-			error(r, row, "mmap %llu MiB anonymous",
-			      (unsigned long long)(size / MIB));
+	ret = alloc_buf(&b, size, m, why, sizeof(why));
+	if (ret > 0) {
+		skip(r, row, why);
 		return;
 	}
+	if (ret < 0) {
+		error(r, row, "%s", why);
+		return;
+	}
+	if (m == MEM_THP)
+		printf("INFO %s %s: %llu MiB, all of it THP\n", r->cfg->name,
+		       row, (unsigned long long)(size / MIB));
 	for (rep = 1; rep <= r->cfg->reps; rep++) {
 		t0 = now_ns();
-		if (ops->map(&r->dev, buf, IOVA_BIG, size) < 0) {
+		if (ops->map(&r->dev, b.p, IOVA_BIG, size) < 0) {
 			error(r, row, "MAP_DMA %llu MiB at 0x%llx",
 			      (unsigned long long)(size / MIB),
 			      (unsigned long long)IOVA_BIG);
@@ -314,7 +513,7 @@ static void row_big(struct bench_run *r, const char *row, int huge)
 		result(r, row, "map_ms", rep, (t1 - t0) / 1e6);
 		result(r, row, "unmap_ms", rep, (t2 - t1) / 1e6);
 	}
-	munmap(buf, size);
+	free_buf(&b);
 }
 
 /* ---- row 3: many separate 4 KiB mappings ------------------------------ */
@@ -341,19 +540,20 @@ static void row_many(struct bench_run *r)
 {
 	const struct bench_ops *ops = r->cfg->ops;
 	unsigned long max = 0, n, i;
-	char row[32];
+	char row[32], why[256];
 	uint64_t t0, t1, t2;
+	struct buf b;
 	char *buf;
 	int c, rep;
 
 	for (c = 0; c < r->cfg->ncounts; c++)
 		if (r->cfg->counts[c] > max)
 			max = r->cfg->counts[c];
-	buf = alloc_buf(max * PAGE_4K, 0);
-	if (!buf) {
-		error(r, "many", "mmap %lu pages", max);
+	if (alloc_buf(&b, max * PAGE_4K, MEM_4K, why, sizeof(why)) < 0) {
+		error(r, "many", "%s", why);
 		return;
 	}
+	buf = b.p;
 	for (c = 0; c < r->cfg->ncounts; c++) {
 		n = r->cfg->counts[c];
 		snprintf(row, sizeof(row), "many-%lu", n);
@@ -389,7 +589,7 @@ static void row_many(struct bench_run *r)
 		}
 	}
 out:
-	munmap(buf, max * PAGE_4K);
+	free_buf(&b);
 }
 
 /* ---- row 4: MSI round trip -------------------------------------------- */
@@ -702,13 +902,39 @@ out:
 
 /* ---- options ---------------------------------------------------------- */
 
+/* The rows, in the order they run; the default of --rows. */
+#define ALL_ROWS	"map4k,maphuge,mapthp,maphuge1g,many,msi,bar0"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vfio-bench --backend ours|modern|intree|iommufd [--dev NAME]\n"
 		"       [--reps N] [--first-rep N] (the number printed for the first rep)\n"
-		"       [--rows map4k,maphuge,many,msi,bar0] [--size-mib M]\n"
-		"       [--counts N,N,...] [--msi-iters N]\n");
+		"       [--rows %s] [--size-mib M]\n"
+		"       [--counts N,N,...] [--msi-iters N]\n", ALL_ROWS);
+}
+
+/* Every name in the comma separated list s is a row's. */
+static int check_rows(const char *s)
+{
+	static const char *const names[] = {
+		"map4k", "maphuge", "mapthp", "maphuge1g", "many", "msi",
+		"bar0",
+	};
+	size_t n, i;
+
+	while (*s) {
+		n = strcspn(s, ",");
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i]) == n && !strncmp(s, names[i], n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -1;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return 0;
 }
 
 static int parse_counts(struct bench_cfg *cfg, const char *s)
@@ -769,7 +995,7 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 	cfg->first_rep = 1;
 	cfg->big_size = GIB;
 	cfg->msi_iters = 2000;
-	snprintf(cfg->rows, sizeof(cfg->rows), "map4k,maphuge,many,msi,bar0");
+	snprintf(cfg->rows, sizeof(cfg->rows), "%s", ALL_ROWS);
 	parse_counts(cfg, "1000,10000,100000");
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -812,6 +1038,13 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 			}
 			break;
 		case 'R':
+			/* A typo would otherwise just leave a row out. */
+			if (strlen(optarg) >= sizeof(cfg->rows) ||
+			    check_rows(optarg) < 0) {
+				fprintf(stderr, "vfio-bench: bad --rows '%s' (of %s)\n",
+					optarg, ALL_ROWS);
+				return -1;
+			}
 			snprintf(cfg->rows, sizeof(cfg->rows), "%s", optarg);
 			break;
 		case 's':
@@ -879,9 +1112,13 @@ int main(int argc, char **argv)
 	       run.dev.msi_count);
 
 	if (want_row(&cfg, "map4k"))
-		row_big(&run, "map4k", 0);
+		row_big(&run, "map4k", MEM_4K);
 	if (want_row(&cfg, "maphuge"))
-		row_big(&run, "maphuge", 1);
+		row_big(&run, "maphuge", MEM_HUGE_2M);
+	if (want_row(&cfg, "mapthp"))
+		row_big(&run, "mapthp", MEM_THP);
+	if (want_row(&cfg, "maphuge1g"))
+		row_big(&run, "maphuge1g", MEM_HUGE_1G);
 	if (want_row(&cfg, "many"))
 		row_many(&run);
 	if (want_row(&cfg, "msi"))
