@@ -24,7 +24,8 @@
  * struct vfio_ioctl_desc - how the core carries one device ioctl's argument
  * @cmd:    the ioctl number
  * @minsz:  the size of the argument's fixed part, which begins with a
- *          __u32 argsz; 0 when the ioctl takes no argument
+ *          __u32 argsz; 0 when the ioctl takes no argument.  The core
+ *          refuses an argsz below it with -EINVAL before the op runs.
  * @bufsz:  how much room the op may write its answer in (0: @minsz)
  * @datasz: for an argument whose fixed part is followed by data, how many
  *          bytes of data to copy in, judged from the fixed part alone

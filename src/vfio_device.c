@@ -278,11 +278,18 @@ vfio_ioctl_find(const struct vfio_ioctl_desc *desc, unsigned int cmd)
 }
 
 /*
+ * Most device ioctls carry a small fixed-size argument (INTx's UNMASK_IRQ
+ * runs once per interrupt): up to this much lives on the stack.
+ */
+#define VFIO_IOCTL_ONSTACK	64
+
+/*
  * An ioctl's argument is copied in before the SRCU read section and back
  * out after it, as read(2)'s bytes are: a revoke must never wait for a
  * user page that may never arrive (userfaultfd, FUSE).  @desc says how
  * much to copy; nothing of the argument is touched when the ioctl is not
- * one of @op's.
+ * one of @op's.  Every argument begins with its argsz, which must cover
+ * the fixed part: checked here once, so the ops need not.
  */
 static long vfio_device_ioctl(struct vfio_device *device,
 			      const struct vfio_ioctl_desc *desc,
@@ -290,8 +297,9 @@ static long vfio_device_ioctl(struct vfio_device *device,
 					 void *arg, u32 *len),
 			      unsigned int cmd, void __user *uarg)
 {
+	u64 onstack[VFIO_IOCTL_ONSTACK / sizeof(u64)];
 	u32 len = 0, size = 0, datasz = 0;
-	void *buf = NULL;
+	void *buf = onstack;
 	long ret;
 	int idx;
 
@@ -300,11 +308,19 @@ static long vfio_device_ioctl(struct vfio_device *device,
 		return -ENOTTY;
 	if (desc->minsz) {
 		size = max(desc->minsz, desc->bufsz);
-		buf = kzalloc(size, GFP_KERNEL_ACCOUNT);
-		if (!buf)
-			return -ENOMEM;
+		if (size > sizeof(onstack)) {
+			buf = kzalloc(size, GFP_KERNEL_ACCOUNT);
+			if (!buf)
+				return -ENOMEM;
+		} else {
+			memset(buf, 0, size);
+		}
 		if (copy_from_user(buf, uarg, desc->minsz)) {
 			ret = -EFAULT;
+			goto out;
+		}
+		if (*(u32 *)buf < desc->minsz) {
+			ret = -EINVAL;
 			goto out;
 		}
 		if (desc->datasz)
@@ -315,12 +331,16 @@ static long vfio_device_ioctl(struct vfio_device *device,
 		}
 		len = desc->minsz + datasz;
 		if (len > size) {
-			void *more = krealloc(buf, len, GFP_KERNEL_ACCOUNT);
+			void *more = kmalloc(len, GFP_KERNEL_ACCOUNT);
 
 			if (!more) {
 				ret = -ENOMEM;
 				goto out;
 			}
+			/* The data part after it is copied in whole. */
+			memcpy(more, buf, desc->minsz);
+			if (buf != onstack)
+				kfree(buf);
 			buf = more;
 			size = len;
 		}
@@ -342,7 +362,8 @@ static long vfio_device_ioctl(struct vfio_device *device,
 	else if (!ret && len && copy_to_user(uarg, buf, len))
 		ret = -EFAULT;
 out:
-	kfree(buf);
+	if (buf != onstack)
+		kfree(buf);
 	return ret;
 }
 

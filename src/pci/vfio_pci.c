@@ -368,8 +368,6 @@ static vm_fault_t vfio_pci_fault(void *device_data, struct vm_fault *vmf,
 static long vfio_pci_get_info(struct vfio_pci_device *vdev,
 			      struct vfio_device_info *info, u32 *len)
 {
-	if (info->argsz < *len)
-		return -EINVAL;
 	/* Every output field is written: nothing of the caller's stays. */
 	info->flags = vdev->reset_works ? VFIO_DEVICE_FLAGS_RESET : 0;
 	info->num_regions = VFIO_PCI_NUM_REGIONS;
@@ -382,7 +380,7 @@ static long vfio_pci_get_region_info(struct vfio_pci_device *vdev,
 {
 	struct pci_dev *pdev = vdev->pdev;
 
-	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_REGIONS)
+	if (info->index >= VFIO_PCI_NUM_REGIONS)
 		return -EINVAL;
 
 	info->flags = 0;
@@ -410,7 +408,7 @@ static long vfio_pci_get_region_info(struct vfio_pci_device *vdev,
 static long vfio_pci_get_irq_info(struct vfio_pci_device *vdev,
 				  struct vfio_irq_info *info, u32 *len)
 {
-	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_IRQS)
+	if (info->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
 
 	info->count = vfio_pci_irq_count(vdev, info->index);
@@ -432,8 +430,7 @@ static u32 vfio_pci_eventfds_datasz(const void *arg)
 	const struct vfio_irq_eventfds *hdr = arg;
 	const u32 minsz = VFIO_PCI_EVENTFDS_MINSZ;
 
-	if (hdr->argsz < minsz || hdr->flags ||
-	    hdr->index >= VFIO_PCI_NUM_IRQS ||
+	if (hdr->flags || hdr->index >= VFIO_PCI_NUM_IRQS ||
 	    hdr->count > PCI_MSIX_FLAGS_QSIZE + 1 ||
 	    hdr->argsz - minsz < hdr->count * sizeof(s32))
 		return 0;
@@ -448,8 +445,7 @@ static long vfio_pci_set_eventfds(struct vfio_pci_device *vdev,
 	const u32 minsz = VFIO_PCI_EVENTFDS_MINSZ;
 	long ret;
 
-	if (hdr->argsz < minsz || hdr->flags ||
-	    hdr->index >= VFIO_PCI_NUM_IRQS)
+	if (hdr->flags || hdr->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
 	if (hdr->count > vfio_pci_irq_count(vdev, hdr->index))
 		return -EINVAL;
@@ -474,7 +470,7 @@ static long vfio_pci_ioctl_unmask(struct vfio_pci_device *vdev,
 {
 	long ret;
 
-	if (un->argsz < *len || un->flags)
+	if (un->flags)
 		return -EINVAL;
 	*len = 0;
 

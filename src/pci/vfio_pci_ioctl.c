@@ -57,8 +57,6 @@ static u32 vfio_pci_m_irq_count(struct vfio_pci_device *vdev, u32 index)
 static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
 				struct vfio_device_info *info, u32 *len)
 {
-	if (info->argsz < *len)
-		return -EINVAL;
 	/* We have no device capability; a caller who knows the field sees 0. */
 	if (info->argsz >= VFIO_PCI_M_INFO_CAPSZ) {
 		*len = VFIO_PCI_M_INFO_CAPSZ;
@@ -138,7 +136,7 @@ static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
 	struct vfio_region_info info = *arg;
 	size_t capsz = 0;
 
-	if (info.argsz < *len || info.index >= VFIO_PCI_NUM_REGIONS)
+	if (info.index >= VFIO_PCI_NUM_REGIONS)
 		return -EINVAL;
 
 	info.flags = 0;
@@ -194,7 +192,7 @@ static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
 static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
 				    struct vfio_irq_info *info, u32 *len)
 {
-	if (info->argsz < *len || info->index >= VFIO_PCI_NUM_IRQS)
+	if (info->index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
 	/* As upstream: the error index of a non-PCIe device does not exist. */
 	if (info->index == VFIO_PCI_ERR_IRQ_INDEX && !pci_is_pcie(vdev->pdev))
@@ -391,19 +389,11 @@ static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
  * We do no bus or slot reset for the user: it would reset every device
  * behind the bridge, which needs proof that the user owns all of them.
  * -ENODEV is what upstream returns when neither a slot nor a bus reset is
- * possible, after the same argument checks.
+ * possible, after the same argument checks (argsz in the core).
  */
-static long vfio_pci_m_hot_reset_info(struct vfio_pci_hot_reset_info *hdr,
-				      u32 *len)
+static long vfio_pci_m_hot_reset(struct vfio_pci_hot_reset *hdr)
 {
-	if (hdr->argsz < *len)
-		return -EINVAL;
-	return -ENODEV;
-}
-
-static long vfio_pci_m_hot_reset(struct vfio_pci_hot_reset *hdr, u32 *len)
-{
-	if (hdr->argsz < *len || hdr->flags)
+	if (hdr->flags)
 		return -EINVAL;
 	return -ENODEV;
 }
@@ -425,9 +415,9 @@ long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
 	case VFIO_DEVICE_RESET:
 		return vfio_pci_reset(vdev);
 	case VFIO_DEVICE_GET_PCI_HOT_RESET_INFO:
-		return vfio_pci_m_hot_reset_info(arg, len);
+		return -ENODEV;
 	case VFIO_DEVICE_PCI_HOT_RESET:
-		return vfio_pci_m_hot_reset(arg, len);
+		return vfio_pci_m_hot_reset(arg);
 	}
 	return -ENOTTY;
 }
