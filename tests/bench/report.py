@@ -2,23 +2,27 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Turn the output of a `make bench` VM run into the benchmark's table.
 
-Reads the lines vfio-bench printed in the guest (BENCH <backend> <row>
-<metric> <rep> <value>, ERROR ..., BENCH-PHASE ...), takes the median of
-the repetitions, and writes into OUTDIR:
+  report.py VM-OUTPUT OUTDIR [--terminal T] [--meta key=value ...]
 
-  results.csv        one line per row/metric: ours, in-kernel, ratio,
-                     then modern and its ratio to in-kernel
-  results.json       the same plus every repetition and the targets
-  mapping-cost.dat   row 3 per-op cost by mapping count (gnuplot input)
-  mapping-cost.gp    the gnuplot script that makes mapping-cost.png
+Reads the lines printed in the guest (BENCH <backend> <row> <metric> <rep>
+<value>, SKIP <backend> <row>: <why>, ERROR ..., BENCH-PHASE ...) and, for
+every row and metric, takes the median, min and max of each backend's
+repetitions.  Backends: "intree" (the kernel's type1 container) and
+"iommufd" (the kernel's iommufd and device cdev) are the in-kernel paths;
+"ours" is our module through the seed ABI, "modern" our module through the
+container ABI.  Any may be missing.  Ratios are against the best in-kernel
+path of each row and metric (the faster of intree and iommufd there), so
+that ours is held to whichever the kernel does best.
 
-Backends: "ours" is our module through the seed ABI, "intree" the
-kernel's own VFIO, "modern" our module through the container ABI with the
-same program code as "intree".  It prints the table (ours and modern, each
-against in-kernel) and the benchmark's targets (the figures ours must
-reach, against the in-kernel VFIO or its own other rows).  Exit status: 0
-when all three backends produced every measurement, 1 otherwise (a missed
-target is reported, not an error).
+Writes into OUTDIR:
+  results.csv, results.json   every row/metric, every backend
+  results.dat, results.gp     bar chart results.png: ours and modern / best
+  mapping-cost.dat, .gp       row 3 per-op cost, mapping-cost.png
+A .gp is written only when it has something to plot; run it in OUTDIR.
+
+Exit status 0 when ours and an in-kernel backend ran and every backend
+that ran measured every row it did not skip, without ERROR; a missed
+target is reported, not an error.
 """
 
 import argparse
@@ -29,36 +33,41 @@ import re
 import statistics
 import sys
 
-BACKENDS = ("ours", "intree", "modern")
-
-# (row, metric, unit, label, higher_is_better)
-MAIN_ROWS = [
-    ("map4k", "gib_s", "GiB/s", "1 MAP+UNMAP 1 GiB, 4 KiB pages", True),
-    ("maphuge", "gib_s", "GiB/s", "2 MAP+UNMAP 1 GiB, 2 MiB hugetlbfs", True),
-]
-TAIL_ROWS = [
-    ("msi", "p50_us", "us", "4 MSI round trip p50", False),
-    ("msi", "p99_us", "us", "4 MSI round trip p99", False),
-    ("msi-remote", "p50_us", "us", "4b MSI, reader on other CPU p50", False),
-    ("msi-remote", "p99_us", "us", "4b MSI, reader on other CPU p99", False),
-    ("bar0", "mmap_ops_s", "ops/s", "5 BAR0 read, mmap load", True),
-    ("bar0", "pread_ops_s", "ops/s", "5 BAR0 read, pread", True),
-]
-EXTRA_METRICS = [
-    ("map4k", "map_ms", "ms", "1 (map part of row 1)", False),
-    ("map4k", "unmap_ms", "ms", "1 (unmap part of row 1)", False),
-    ("maphuge", "map_ms", "ms", "2 (map part of row 2)", False),
-    ("maphuge", "unmap_ms", "ms", "2 (unmap part of row 2)", False),
-]
+BACKENDS = ("intree", "iommufd", "ours", "modern")
+INKERNEL = ("intree", "iommufd")
+MAP_ROWS = ("map4k", "maphuge", "mapthp", "maphuge1g")
+# Table order and labels; "many-N" rows sort by N under "many".
+ROWS = {
+    "map4k": "1 map+unmap, 4 KiB pages",
+    "maphuge": "2 map+unmap, 2 MiB hugetlbfs",
+    "mapthp": "2b map+unmap, 2 MiB THP",
+    "maphuge1g": "2c map+unmap, 1 GiB hugetlbfs",
+    "many": "3 {n} x 4 KiB, per op",
+    "msi": "4 MSI round trip",
+    "msi-remote": "4b MSI, reader on other CPU",
+    "bar0": "5 BAR0 4-byte read",
+    "testpmd": "6 testpmd forwarding",
+}
+METRICS = ("gib_s", "map_ms", "unmap_ms", "map_ns", "unmap_ns", "p50_us",
+           "p99_us", "mmap_ops_s", "pread_ops_s", "pps")
+UNITS = {"gib_s": "GiB/s", "map_ms": "ms", "unmap_ms": "ms",
+         "map_ns": "ns/op", "unmap_ns": "ns/op", "p50_us": "us",
+         "p99_us": "us", "mmap_ops_s": "ops/s", "pread_ops_s": "ops/s",
+         "pps": "pkt/s"}
 
 BENCH_RE = re.compile(r"^BENCH (\S+) (\S+) (\S+) (\d+) (\S+)\s*$")
+SKIP_RE = re.compile(r"^SKIP (\S+) (\S+): (.*)$")
+
+
+def higher_is_better(metric):
+    """Rates (GiB/s, ops/s, packets/s) up, times (ms, ns, us) down."""
+    return metric.endswith("_s") or metric == "pps"
 
 
 def parse(path):
     reps = {}       # (backend, row, metric) -> [values]
-    errors = []
-    phases = {}
-    problems = []
+    skips = {}      # (backend, row) -> why
+    errors, problems, phases = [], [], {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -70,8 +79,9 @@ def parse(path):
                         float(value))
                 except ValueError:
                     errors.append(f"unparsable: {line}")
-                continue
-            if line.startswith("BENCH-PHASE "):
+            elif (m := SKIP_RE.match(line)):
+                skips[m.group(1), m.group(2)] = m.group(3)
+            elif line.startswith("BENCH-PHASE "):
                 parts = line.split()
                 if len(parts) >= 3:
                     phases.setdefault(parts[1], []).append(parts[2])
@@ -79,38 +89,116 @@ def parse(path):
                 errors.append(line[len("ERROR "):])
             elif line.startswith("not ok - "):
                 problems.append(line[len("not ok - "):])
-    return reps, errors, phases, problems
+    return reps, skips, errors, problems, phases
 
 
-def med(reps, b, row, metric):
-    v = reps.get((b, row, metric))
-    return statistics.median(v) if v else None
+def row_key(row):
+    base, _, n = row.partition("-")
+    if base == "many" and n.isdigit():
+        return (list(ROWS).index("many"), int(n), row)
+    return (list(ROWS).index(row) if row in ROWS else len(ROWS), 0, row)
 
 
-def many_counts(reps):
-    counts = set()
-    for (_, row, _) in reps:
-        if row.startswith("many-"):
-            counts.add(int(row[len("many-"):]))
-    return sorted(counts)
+def label(row):
+    if row.startswith("many-"):
+        return ROWS["many"].format(n=row[len("many-"):])
+    return ROWS.get(row, row)
 
 
-def table_rows(reps):
-    rows = list(MAIN_ROWS)
-    for n in many_counts(reps):
-        rows.append((f"many-{n}", "map_ns", "ns/op",
-                     f"3 {n} x 4 KiB: map", False))
-        rows.append((f"many-{n}", "unmap_ns", "ns/op",
-                     f"3 {n} x 4 KiB: unmap", False))
-    rows += TAIL_ROWS
-    return rows
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def summarize(reps, skips):
+    """One entry per (row, metric), in table order."""
+    keys = {(row, metric) for (_, row, metric) in reps}
+    # A mapping row every backend skipped still gets a line that says
+    # so; other SKIPs (e.g. "SKIP iommufd setup: ...") are notes only.
+    keys |= {(row, "gib_s") for (_, row) in skips
+             if row in MAP_ROWS and not any(r == row for r, _ in keys)}
+    out = []
+    for row, metric in sorted(keys, key=lambda k: (
+            row_key(k[0]), METRICS.index(k[1]) if k[1] in METRICS
+            else len(METRICS), k[1])):
+        hib = higher_is_better(metric)
+        st = {}
+        for b in BACKENDS:
+            v = reps.get((b, row, metric))
+            st[b] = v and {"median": statistics.median(v), "min": min(v),
+                           "max": max(v), "n": len(v), "reps": v}
+        ink = [b for b in INKERNEL if st[b]]
+        best = ((max if hib else min)(ink, key=lambda b: st[b]["median"])
+                if ink else None)
+        bm = st[best]["median"] if best else None
+        out.append({
+            "row": row, "metric": metric, "label": label(row),
+            "unit": UNITS.get(metric, ""), "higher_is_better": hib,
+            "backends": st, "best_inkernel": best,
+            "ratio_ours_best": ratio(st["ours"] and st["ours"]["median"], bm),
+            "ratio_modern_best": ratio(st["modern"] and
+                                       st["modern"]["median"], bm),
+            "skipped": {b: skips[b, row] for b in BACKENDS
+                        if (b, row) in skips},
+        })
+    return out
+
+
+def find(entries, row, metric):
+    return next((e for e in entries
+                 if e["row"] == row and e["metric"] == metric), None)
+
+
+def med(e, b):
+    return e and e["backends"][b] and e["backends"][b]["median"]
+
+
+def targets(entries):
+    """The benchmark's targets, about ours: (name, holds or None, detail)."""
+    out = []
+
+    def add(name, e, value, limit, ge, what):
+        if value is None:
+            why = e and e["skipped"].get("ours")
+            out.append((name, None, f"{what}: " +
+                        (f"skipped ({why})" if why else "not measured")))
+            return
+        op = ">=" if ge else "<="
+        out.append((name, value >= limit if ge else value <= limit,
+                    f"{what} = {value:.3f} (target {op} {limit:g})"))
+
+    for row in MAP_ROWS:
+        e = find(entries, row, "gib_s")
+        add(f"{label(row).split()[0]} {row}: ours >= 1.0x best in-kernel",
+            e, e and e["ratio_ours_best"], 1.0, True,
+            f"ours/{e and e['best_inkernel'] or 'in-kernel'} GiB/s")
+    counts = sorted(int(e["row"][5:]) for e in entries
+                    if e["row"].startswith("many-") and
+                    e["metric"] == "map_ns" and med(e, "ours"))
+    lo, hi = (counts[0], counts[-1]) if counts else (1000, 100000)
+    for op in ("map", "unmap"):
+        e_lo, e_hi = (find(entries, f"many-{n}", f"{op}_ns")
+                      for n in (lo, hi))
+        add(f"3 ours {op}: cost at {hi} <= 2x cost at {lo}", e_hi,
+            ratio(med(e_hi, "ours"), med(e_lo, "ours")), 2.0, False,
+            f"ours {op} ns/op, {hi}/{lo}")
+    e = find(entries, "msi", "p50_us")
+    add("4 MSI p50: ours <= 1.1x best in-kernel", e,
+        e and e["ratio_ours_best"], 1.1, False,
+        f"ours/{e and e['best_inkernel'] or 'in-kernel'} us")
+    e = find(entries, "testpmd", "pps")
+    add("6 testpmd: ours >= 0.95x best in-kernel pps", e,
+        e and e["ratio_ours_best"], 0.95, True,
+        f"ours/{e and e['best_inkernel'] or 'in-kernel'} pps")
+    return out
 
 
 def fmt(v):
     if v is None:
         return "-"
     if v >= 1e6:
-        return f"{v:.3g}"
+        return f"{v / 1e6:.3g}M"
+    if v >= 1e5:
+        return f"{v / 1e3:.0f}k"
     if v >= 100:
         return f"{v:.0f}"
     if v >= 1:
@@ -118,154 +206,196 @@ def fmt(v):
     return f"{v:.3g}"
 
 
-def csv_num(v, spec):
-    return "" if v is None else format(v, spec)
+def cell(e, b, what="median"):
+    s = e["backends"][b]
+    if s:
+        return fmt(s[what])
+    return "skip" if b in e["skipped"] else "-"
 
 
-def ratio(a, b):
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
+def num(v):
+    return "" if v is None else f"{v:.6g}"
 
 
-def targets(reps):
-    """The benchmark's targets: (name, holds or None, detail)."""
-    out = []
-
-    def m(b, row, metric):
-        return med(reps, b, row, metric)
-
-    def add(name, value, limit, ge, detail):
-        if value is None:
-            out.append((name, None, detail + ": not measured"))
-            return
-        holds = value >= limit if ge else value <= limit
-        op = ">=" if ge else "<="
-        out.append((name, holds,
-                    f"{detail} = {value:.2f} (target {op} {limit:g})"))
-
-    for row, label in (("map4k", "row 1"), ("maphuge", "row 2")):
-        add(f"{label} ours >= 1.0x in-kernel",
-            ratio(m("ours", row, "gib_s"), m("intree", row, "gib_s")),
-            1.0, True, f"{label} ours/in-kernel GiB/s")
-    add("row 2 >= 8x row 1 (ours)",
-        ratio(m("ours", "maphuge", "gib_s"), m("ours", "map4k", "gib_s")),
-        8.0, True, "ours hugetlbfs/4 KiB GiB/s")
-    counts = many_counts(reps)
-    if counts:
-        lo, hi = counts[0], counts[-1]
-        for op in ("map", "unmap"):
-            add(f"row 3 ours {op}: cost at {hi} <= 2x cost at {lo}",
-                ratio(m("ours", f"many-{hi}", f"{op}_ns"),
-                      m("ours", f"many-{lo}", f"{op}_ns")),
-                2.0, False, f"ours {op} ns/op {hi}/{lo}")
-    else:
-        out.append(("row 3 ours: cost at 100k <= 2x cost at 1k", None,
-                    "row 3 not measured"))
-    for p in ("p50", "p99"):
-        add(f"row 4 {p}: ours <= 1.1x in-kernel latency",
-            ratio(m("ours", "msi", f"{p}_us"), m("intree", "msi", f"{p}_us")),
-            1.1, False, f"MSI {p} ours/in-kernel")
-    add("row 5 ours: mmap >= 10x pread",
-        ratio(m("ours", "bar0", "mmap_ops_s"),
-              m("ours", "bar0", "pread_ops_s")),
-        10.0, True, "ours mmap/pread ops/s")
-    return out
-
-
-def write_outputs(outdir, reps, rows, tg, meta):
+def write_files(outdir, entries, tg, meta, present):
     with open(os.path.join(outdir, "results.csv"), "w", newline="",
               encoding="utf-8") as f:
         w = csv.writer(f)
-        # The modern columns come last: readers of the older file keep
-        # finding theirs where they were.
-        w.writerow(["row", "metric", "unit", "ours", "intree",
-                    "ratio_ours_intree", "ours_reps", "intree_reps",
-                    "modern", "ratio_modern_intree", "modern_reps"])
-        for row, metric, unit, _, _ in rows + EXTRA_METRICS:
-            o = med(reps, "ours", row, metric)
-            i = med(reps, "intree", row, metric)
-            m = med(reps, "modern", row, metric)
-            w.writerow([row, metric, unit, csv_num(o, ".6g"),
-                        csv_num(i, ".6g"), csv_num(ratio(o, i), ".4f"),
-                        len(reps.get(("ours", row, metric), [])),
-                        len(reps.get(("intree", row, metric), [])),
-                        csv_num(m, ".6g"), csv_num(ratio(m, i), ".4f"),
-                        len(reps.get(("modern", row, metric), []))])
-    doc = {
-        "meta": meta,
-        "rows": [
-            {
-                "row": row, "metric": metric, "unit": unit, "label": label,
-                "ours": med(reps, "ours", row, metric),
-                "intree": med(reps, "intree", row, metric),
-                "ratio_ours_intree": ratio(med(reps, "ours", row, metric),
-                                           med(reps, "intree", row, metric)),
-                "ours_reps": reps.get(("ours", row, metric), []),
-                "intree_reps": reps.get(("intree", row, metric), []),
-                "modern": med(reps, "modern", row, metric),
-                "ratio_modern_intree": ratio(
-                    med(reps, "modern", row, metric),
-                    med(reps, "intree", row, metric)),
-                "modern_reps": reps.get(("modern", row, metric), []),
-            }
-            for row, metric, unit, label, _ in rows + EXTRA_METRICS
-        ],
-        "targets": [{"target": n, "holds": h, "detail": d}
-                    for n, h, d in tg],
-    }
+        w.writerow(["row", "metric", "unit", "better"] +
+                   [f"{b}{s}" for b in BACKENDS
+                    for s in ("", "_min", "_max", "_reps")] +
+                   ["best_inkernel", "ratio_ours_best", "ratio_modern_best",
+                    "skipped"])
+        for e in entries:
+            st = e["backends"]
+            w.writerow([e["row"], e["metric"], e["unit"],
+                        "higher" if e["higher_is_better"] else "lower"] +
+                       [x for b in BACKENDS for x in (
+                           (num(st[b]["median"]), num(st[b]["min"]),
+                            num(st[b]["max"]), st[b]["n"]) if st[b]
+                           else ("", "", "", 0))] +
+                       [e["best_inkernel"] or "", num(e["ratio_ours_best"]),
+                        num(e["ratio_modern_best"]),
+                        " ".join(sorted(e["skipped"]))])
+    doc = {"meta": meta, "backends_present": present, "rows": entries,
+           "targets": [{"target": n, "holds": h, "detail": d}
+                       for n, h, d in tg]}
     with open(os.path.join(outdir, "results.json"), "w",
               encoding="utf-8") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
+    for name in ("results", "mapping-cost"):
+        for ext in (".dat", ".gp"):
+            p = os.path.join(outdir, name + ext)
+            if os.path.exists(p):
+                os.remove(p)
+    plot_ratios(outdir, entries, meta["terminal"])
+    plot_mapping_cost(outdir, entries, meta["terminal"])
 
-    counts = many_counts(reps)
-    cols = [(b, op) for b in BACKENDS for op in ("map", "unmap")]
+
+def plot_ratios(outdir, entries, term):
+    """ours and modern / best in-kernel, one bar pair per row and metric."""
+    # map_ms/unmap_ms are parts of the gib_s figure above them.
+    es = [e for e in entries if e["metric"] not in ("map_ms", "unmap_ms")
+          and (e["ratio_ours_best"] is not None or
+               e["ratio_modern_best"] is not None)]
+    if not es:
+        return
+    with open(os.path.join(outdir, "results.dat"), "w",
+              encoding="utf-8") as f:
+        f.write("# row/metric ours/best modern/best best-in-kernel\n")
+        for e in es:
+            better = ">1" if e["higher_is_better"] else "<1"
+            f.write(f'"{e["row"]} {e["metric"]} [{better} better]" ' +
+                    " ".join("NaN" if e[k] is None else f"{e[k]:.4f}"
+                             for k in ("ratio_ours_best",
+                                       "ratio_modern_best")) +
+                    f" {e['best_inkernel']}\n")
+    plots = ["'results.dat' using 2:xtic(1) title 'ours (seed ABI)' "
+             "lc rgb '#1f5fbf'"]
+    if any(e["ratio_modern_best"] is not None for e in es):
+        plots.append("'' using 3 title 'modern (ours, container ABI)' "
+                     "lc rgb '#2f9f3f'")
+    with open(os.path.join(outdir, "results.gp"), "w",
+              encoding="utf-8") as f:
+        f.write(f"""# Made by tests/bench/report.py; run in {outdir}.
+set terminal {term} size 1200,700 font ',10'
+set output 'results.png'
+set title "Ours / best in-kernel VFIO (type1 or iommufd, whichever is better per row); medians, QEMU TCG, one boot"
+set ylabel 'ratio to the best in-kernel path'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set datafile missing 'NaN'
+set xtics rotate by -40 left scale 0 nomirror noenhanced
+set rmargin 10
+set yrange [0:*]
+set grid ytics
+set key tmargin center horizontal
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 dt 2 lc rgb '#000000' front
+plot {", ".join(plots)}
+""")
+
+
+def plot_mapping_cost(outdir, entries, term):
+    """Row 3: per-op cost against the number of mappings, every backend."""
+    counts = sorted({int(e["row"][5:]) for e in entries
+                     if e["row"].startswith("many-")})
+    cols = [(b, op) for b in BACKENDS for op in ("map", "unmap")
+            if any(med(find(entries, f"many-{n}", f"{op}_ns"), b)
+                   for n in counts)]
+    if not cols:
+        return
     with open(os.path.join(outdir, "mapping-cost.dat"), "w",
               encoding="utf-8") as f:
         f.write("# count " + " ".join(f"{b}_{op}_ns" for b, op in cols) +
                 "\n")
         for n in counts:
-            vals = [med(reps, b, f"many-{n}", f"{op}_ns") for b, op in cols]
+            vals = [med(find(entries, f"many-{n}", f"{op}_ns"), b)
+                    for b, op in cols]
             f.write(f"{n} " + " ".join("NaN" if v is None else f"{v:.1f}"
                                        for v in vals) + "\n")
     titles = {"ours": "ours", "intree": "in-kernel type1",
+              "iommufd": "in-kernel iommufd",
               "modern": "ours, container ABI"}
-    styles = {("ours", "map"): "lc rgb '#1f5fbf' lw 2 pt 7 dt 1",
-              ("ours", "unmap"): "lc rgb '#1f5fbf' lw 2 pt 5 dt 2",
-              ("intree", "map"): "lc rgb '#d0501f' lw 2 pt 7 dt 1",
-              ("intree", "unmap"): "lc rgb '#d0501f' lw 2 pt 5 dt 2",
-              ("modern", "map"): "lc rgb '#2f9f3f' lw 2 pt 7 dt 1",
-              ("modern", "unmap"): "lc rgb '#2f9f3f' lw 2 pt 5 dt 2"}
+    colors = {"ours": "#1f5fbf", "intree": "#d0501f", "iommufd": "#8f3fbf",
+              "modern": "#2f9f3f"}
     plots = ", \\\n     ".join(
         f"'mapping-cost.dat' using 1:{k + 2} with linespoints "
-        f"{styles[c]} title '{titles[c[0]]} {c[1]}'"
-        for k, c in enumerate(cols))
+        f"lc rgb '{colors[b]}' lw 2 "
+        f"{'pt 7 dt 1' if op == 'map' else 'pt 5 dt 2'} "
+        f"title '{titles[b]} {op}'"
+        for k, (b, op) in enumerate(cols))
+    tics = ", ".join(f"'{n // 1000}k' {n}" if n >= 1000 else f"'{n}' {n}"
+                     for n in counts)
     with open(os.path.join(outdir, "mapping-cost.gp"), "w",
               encoding="utf-8") as f:
         f.write(f"""# Made by tests/bench/report.py; run in {outdir}.
-set terminal {meta['terminal']} size 900,600 font ',11'
+set terminal {term} size 900,650 font ',11'
 set output 'mapping-cost.png'
 set title "Per-op cost of separate 4 KiB DMA mappings (QEMU TCG, one boot)"
-set xlabel 'mappings in the container'
-set ylabel 'mean ns per MAP\\_DMA / UNMAP\\_DMA'
+set xlabel 'mappings in the container / IOAS'
+set ylabel 'mean ns per map / unmap'
 set logscale x
-set xtics ({", ".join(f"'{n // 1000}k' {n}" if n >= 1000 else f"'{n}' {n}" for n in counts)})
+set xrange [{counts[0] / 1.5:g}:{counts[-1] * 1.5:g}]
+set xtics ({tics})
+set datafile missing 'NaN'
 set yrange [0:*]
 set grid
-set key top left box opaque
+set key below center horizontal
 plot {plots}
 """)
 
 
-def print_rows(reps, rows, b):
-    """One table line per row: backend b, in-kernel, their ratio."""
-    for row, metric, unit, label, _ in rows:
-        o = med(reps, b, row, metric)
-        i = med(reps, "intree", row, metric)
-        r = ratio(o, i)
-        print(f"{label:40} {unit:7} {fmt(o):>10} {fmt(i):>10} "
-              f"{'-' if r is None else f'{r:.2f}':>7}")
+def print_table(entries, present, skips, tg):
+    print()
+    print("Medians of the repetitions; best = the better in-kernel path of "
+          "the row; ratio = ours (or modern) / best.")
+    print("Rates (*_s, pps): higher is better, a ratio above 1 means ours "
+          "is faster.  Times (ms, ns, us): a ratio below 1 does.")
+    hdr = (f"{'row':31} {'metric':11} {'intree':>9} {'iommufd':>9} "
+           f"{'best':>7} {'ours':>9} {'modern':>9} {'ours/b':>7} "
+           f"{'mod/b':>7}")
+    print(hdr)
+    print("-" * len(hdr))
+    for e in entries:
+        r = [e[k] for k in ("ratio_ours_best", "ratio_modern_best")]
+        print(f"{e['label']:31} {e['metric']:11} {cell(e, 'intree'):>9} "
+              f"{cell(e, 'iommufd'):>9} {e['best_inkernel'] or '-':>7} "
+              f"{cell(e, 'ours'):>9} {cell(e, 'modern'):>9} " +
+              " ".join(f"{'-' if x is None else f'{x:.2f}':>7}" for x in r))
+    print()
+    print("Spread: min..max of the repetitions (their number).")
+    hdr = f"{'row':31} {'metric':11}" + "".join(f" {b:>17}"
+                                                  for b in BACKENDS)
+    print(hdr)
+    print("-" * len(hdr))
+    for e in entries:
+        cells = []
+        for b in BACKENDS:
+            s = e["backends"][b]
+            cells.append(f"{fmt(s['min'])}..{fmt(s['max'])} ({s['n']})"
+                         if s else cell(e, b))
+        print(f"{e['label']:31} {e['metric']:11}" +
+              "".join(f" {c:>17}" for c in cells))
+    e = find(entries, "bar0", "mmap_ops_s")
+    p = find(entries, "bar0", "pread_ops_s")
+    for b in BACKENDS:
+        r = ratio(med(e, b), med(p, b))
+        if r is not None:
+            print(f"5 BAR0 mmap/pread ({b}): {r:.1f}x")
+    print()
+    for b in BACKENDS:
+        if b not in present:
+            print(f"{b}: no figures in this run (backend not run or not "
+                  "available on this kernel)")
+    for (b, row), why in sorted(skips.items()):
+        print(f"{b} {row}: skipped: {why}")
+    print()
+    print("Targets (about ours; modern has none):")
+    for name, holds, detail in tg:
+        word = {True: "HOLDS", False: "MISSED", None: "N/A"}[holds]
+        print(f"  {word:6} {name}: {detail}")
 
 
 def main():
@@ -277,47 +407,30 @@ def main():
                     help="key=value recorded in results.json")
     a = ap.parse_args()
 
-    reps, errors, phases, problems = parse(a.log)
-    rows = table_rows(reps)
-    tg = targets(reps)
+    reps, skips, errors, problems, phases = parse(a.log)
+    present = [b for b in BACKENDS
+               if any(k[0] == b for k in reps) or b in phases]
+    entries = summarize(reps, skips)
+    tg = targets(entries)
     meta = dict(kv.split("=", 1) for kv in a.meta if "=" in kv)
-    meta["terminal"] = a.terminal
-    meta["errors"] = errors
-    meta["vm_problems"] = problems
-    meta["phases"] = phases
-    write_outputs(a.outdir, reps, rows, tg, meta)
+    meta.update(terminal=a.terminal, errors=errors, vm_problems=problems,
+                phases=phases)
+    write_files(a.outdir, entries, tg, meta, present)
+    print_table(entries, present, skips, tg)
 
-    print()
-    print("Medians of the repetitions; ratio = ours / in-kernel "
-          "(for latency and ns rows lower is better).")
-    hdr = f"{'row':40} {'unit':7} {'ours':>10} {'in-kernel':>10} {'ratio':>7}"
-    print(hdr)
-    print("-" * len(hdr))
-    print_rows(reps, rows, "ours")
-    print()
-    print("Our module through the container ABI (the in-kernel run's code); "
-          "ratio = modern / in-kernel.")
-    print(f"{'row':40} {'unit':7} {'modern':>10} {'in-kernel':>10} "
-          f"{'ratio':>7}")
-    print("-" * len(hdr))
-    print_rows(reps, rows, "modern")
-    for b in BACKENDS:
-        r = ratio(med(reps, b, "bar0", "mmap_ops_s"),
-                  med(reps, b, "bar0", "pread_ops_s"))
-        if r is not None:
-            print(f"{'5 mmap/pread (' + b + ')':40} {'x':7} {r:10.1f}")
-    print()
-    print("Targets:")
-    for name, holds, detail in tg:
-        word = "HOLDS" if holds else ("MISSED" if holds is False else "N/A")
-        print(f"  {word:6} {name}: {detail}")
-
-    complete = True
-    for row, metric, _, _, _ in rows:
-        for b in BACKENDS:
-            if (b, row, metric) not in reps:
-                complete = False
-    if errors or problems or not complete:
+    # Every backend that ran has every row that any backend measured,
+    # unless it said why not; testpmd comes from another program.
+    missing = []
+    for b in present:
+        m = [f"{e['row']} {e['metric']}" for e in entries
+             if e["row"] != "testpmd" and not e["backends"][b] and
+             b not in e["skipped"]]
+        if m:
+            missing.append(f"{b}: {len(m)} of {len(entries)} "
+                           f"({', '.join(m[:4])}{', ...' if m[4:] else ''})")
+    if "ours" not in present or not set(INKERNEL) & set(present):
+        missing.append("no figures from ours or from any in-kernel backend")
+    if errors or problems or missing:
         print()
         print("Problems:")
         for e in errors:
@@ -325,15 +438,15 @@ def main():
         for p in problems:
             print(f"  vm: {p}")
         for b in BACKENDS:
-            bad = [rc for rc in phases.get(b, ["none"]) if rc != "0"]
+            bad = [rc for rc in phases.get(b, []) if rc != "0"]
             if bad:
                 print(f"  backend {b}: exit status {' '.join(bad)}")
-        if not complete:
-            print("  some measurements are missing (see above)")
+        for m in missing:
+            print(f"  missing: {m}")
     # The guest command's exit status repeats what the ERROR lines say;
     # anything else (a kernel WARNING, a harness failure) fails the run.
     fatal = [p for p in problems if not p.startswith("vm/guest command")]
-    return 0 if complete and not errors and not fatal else 1
+    return 0 if not missing and not errors and not fatal else 1
 
 
 if __name__ == "__main__":
