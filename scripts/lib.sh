@@ -36,3 +36,85 @@ want() {
 			grep -q 'install ok installed' || need_pkgs+=("$pkg")
 	done
 }
+
+# install_wanted: install what want() collected (the host's own release
+# only), waiting for a dpkg lock that another script may hold; then forget
+# the list.
+install_wanted() {
+	[ "${#need_pkgs[@]}" -gt 0 ] || return 0
+	echo "installing ${need_pkgs[*]}" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2 ||
+		{ apt-get -o DPkg::Lock::Timeout=900 update -qq >&2 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get \
+			-o DPkg::Lock::Timeout=900 install -y -qq \
+			--no-install-recommends "${need_pkgs[@]}" >&2; } ||
+		return 1
+	need_pkgs=()
+}
+
+# Guest kernels built from source (tests/debug, tests/bench) share these.
+# A tree lives in DIR/linux, its modules are installed under DIR/modroot,
+# and DIR/done marks a finished build.
+#
+# kconfig_check FRAG CONFIG: true when every option fragment FRAG sets or
+# unsets is so in CONFIG.  Kconfig drops an option whose dependencies are
+# missing with no more than a warning, and a guest kernel silently without
+# one (KASAN, iommufd) would make its stage meaningless; each mismatch is
+# named on stderr.
+kconfig_check() {
+	local frag=$1 config=$2 bad=0 line opt
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$config" || {
+				echo "config: want '$line', have '$(grep -E "^(# )?${line%%=*}[= ]" "$config" || echo unset)'" >&2
+				bad=1
+			} ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }
+			opt=${opt%% *}
+			if grep -qE "^$opt=" "$config"; then
+				echo "config: want $opt unset, have '$(grep -E "^$opt=" "$config")'" >&2
+				bad=1
+			fi ;;
+		esac
+	done <"$frag"
+	return "$bad"
+}
+
+# kernel_build DIR JOBS: build bzImage and the modules of DIR/linux at low
+# priority, install the modules under DIR/modroot and mark DIR done, with
+# the seconds since $SECONDS was 0 in DIR/build-seconds.  The log is
+# DIR/build.log; its tail goes to stderr on failure.
+kernel_build() {
+	local dir=$1 jobs=$2
+	if ! (cd "$dir/linux" && nice -n 10 make ARCH=x86_64 -j"$jobs" \
+		bzImage modules >"$dir/build.log" 2>&1); then
+		tail -n 20 "$dir/build.log" >&2
+		echo "kernel build failed, see $dir/build.log" >&2
+		return 1
+	fi
+	rm -rf "$dir/modroot"
+	(cd "$dir/linux" && make ARCH=x86_64 INSTALL_MOD_PATH="$dir/modroot" \
+		modules_install >>"$dir/build.log" 2>&1) || {
+		echo "modules_install failed, see $dir/build.log" >&2
+		return 1
+	}
+	echo "$SECONDS" >"$dir/build-seconds"
+	touch "$dir/done"
+}
+
+# kernel_emit PREFIX DIR: the shell assignments a stage evals to boot the
+# kernel of DIR: PREFIX_KERNEL (the image), PREFIX_KDIR (the tree, for
+# make -C ... M=), PREFIX_KVER, PREFIX_MODULES (its installed modules)
+# and PREFIX_BUILD_SECONDS.
+kernel_emit() {
+	local p=$1 dir=$2 kver
+	kver=$(cat "$dir/linux/include/config/kernel.release")
+	echo "${p}_KERNEL=$dir/linux/arch/x86/boot/bzImage"
+	echo "${p}_KDIR=$dir/linux"
+	echo "${p}_KVER=$kver"
+	echo "${p}_MODULES=$dir/modroot/lib/modules/$kver"
+	echo "${p}_BUILD_SECONDS=$(cat "$dir/build-seconds")"
+}
