@@ -26,8 +26,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/vfio-host.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 cflags=(-O1 -g -Wall -Wextra -Werror -I"$src")
-lib=("$src"/config.c "$src"/confedit.c "$src"/sysfs.c "$src"/inuse.c "$src"/pciids.c "$src"/bind.c "$src"/plan.c
-	"$src"/json.c "$src"/commands.c "$src"/doctor.c "$src"/vfioctl.c)
+lib=("$src"/config.c "$src"/confedit.c "$src"/sysfs.c "$src"/inuse.c "$src"/pciids.c "$src"/bind.c "$src"/boot.c
+	"$src"/plan.c "$src"/json.c "$src"/commands.c "$src"/doctor.c "$src"/vfioctl.c)
 cc "${cflags[@]}" -o "$work/test_config" "$here/test_config.c" \
 	"$src/config.c"
 cc "${cflags[@]}" -o "$work/vfioctl-fake" "${lib[@]}" "$here/fake_kernel.c"

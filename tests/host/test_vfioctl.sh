@@ -444,6 +444,158 @@ case_apply_retriggers_node() {
 	want_in "$LOG" "class/vfio/pci:3/uevent change"
 }
 
+# --- apply --boot (vfio-bind.service) ------------------------------------
+
+# A modprobe that only records its calls in $T/modprobe.calls, named by
+# VFIOCTL_MODPROBE and first in $PATH (so that a vfioctl that ignored the
+# variable would still never load a module here), and a udev database
+# in $U.
+boot_tree() {
+	U=$T/udev
+	mkdir -p "$U" "$T/bin"
+	printf '#!/bin/sh\necho "$*" >>"%s"\n' "$T/modprobe.calls" \
+		>"$T/bin/modprobe"
+	chmod +x "$T/bin/modprobe"
+}
+
+bvf() {
+	PATH=$T/bin:$PATH VFIOCTL_MODPROBE=$T/bin/modprobe \
+		vf --udev-data "$U" "$@"
+}
+
+udev_done() {
+	local a
+	for a in "$@"; do
+		: >"$U/+pci:$a"
+	done
+}
+
+want_modprobe_calls() {
+	local n=0
+	[ ! -e "$T/modprobe.calls" ] || n=$(wc -l <"$T/modprobe.calls")
+	[ "$n" -eq "$1" ] || die "modprobe called $n times, want $1"
+	[ "$1" -eq 0 ] || [ "$(sort -u "$T/modprobe.calls")" = "-q vfio_pci" ] ||
+		die "modprobe called as: $(tr '\n' ';' <"$T/modprobe.calls")"
+}
+
+# Nothing configured: no module loaded (no taint), no lock, no write.
+case_boot_nothing_configured() {
+	boot_tree
+	conf "# only comments" "" "   # and blank lines" "	"
+	rc 0 bvf apply --boot
+	want_in "$T/out" "no devices configured"
+	want_modprobe_calls 0
+	want_no_writes
+	[ ! -e "$STATE" ] || die "state directory made: $(ls "$STATE")"
+	rm "$CONF"
+	rc 0 bvf apply --boot --wait 1
+	want_modprobe_calls 0
+	want_no_writes
+}
+
+case_boot_ready_device() {
+	boot_tree
+	conf "0000:00:02.0"
+	udev_done 0000:00:02.0
+	SECONDS=0
+	rc 0 bvf apply --boot
+	[ "$SECONDS" -le 5 ] || die "took $SECONDS s for a device udev had done"
+	want_modprobe_calls 1
+	want_not_in "$T/err" "not processed by udev"
+	want_driver 0000:00:02.0 vfio
+	want_in "$T/out" "apply: 1 bound, 0 failed"
+}
+
+case_boot_gives_up_on_unprocessed_device() {
+	boot_tree
+	conf "0000:00:02.0" "0000:00:04.0"
+	udev_done 0000:00:02.0
+	SECONDS=0
+	rc 0 bvf apply --boot --wait 1
+	[ "$SECONDS" -le 5 ] || die "took $SECONDS s with --wait 1"
+	want_in "$T/err" "0000:00:04.0: not processed by udev after 1 s (no $U/+pci:0000:00:04.0)"
+	want_not_in "$T/err" "0000:00:02.0"
+	[ "$(grep -c 'not processed by udev' "$T/err")" -eq 1 ] ||
+		die "more than one line: $(tr '\n' ' ' <"$T/err")"
+	want_modprobe_calls 1
+	# It goes on: both are applied, the one udev had not done too.
+	want_driver 0000:00:02.0 vfio
+	want_driver 0000:00:04.0 vfio
+	want_in "$T/out" "apply: 2 bound, 0 failed"
+}
+
+# A vendor:device line waits for the devices it matches, an address line
+# also for a device not there (yet); a line that selects nothing present
+# loads nothing.
+case_boot_waits_for_selected_devices() {
+	boot_tree
+	conf "1234:11e8" "0000:00:09.0"
+	udev_done 0000:00:03.0 0000:01:00.0 0000:00:02.0
+	rc 2 bvf apply --boot --wait 1
+	want_in "$T/err" "0000:00:04.0: not processed by udev after 1 s"
+	want_in "$T/err" "0000:00:09.0: not processed by udev after 1 s"
+	[ "$(grep -c 'not processed by udev' "$T/err")" -eq 2 ] ||
+		die "lines for other devices: $(tr '\n' ' ' <"$T/err")"
+	want_modprobe_calls 1
+	want_in "$T/err" "0000:00:09.0 is not present"
+	want_in "$T/out" "apply: 3 bound, 1 failed"
+
+	fresh_tree
+	boot_tree
+	conf "dead:beef"
+	rc 0 bvf apply --boot
+	want_modprobe_calls 0
+	want_in "$T/out" "apply: 0 bound, 0 failed"
+}
+
+# The wait does not hold the state lock: udev's udev-claim needs it to
+# finish processing the very devices waited for.
+case_boot_waits_outside_the_lock() {
+	local i
+	boot_tree
+	conf "0000:00:04.0"
+	mkdir -p "$STATE"
+	exec 9>"$STATE/lock"
+	flock 9
+	PATH=$T/bin:$PATH VFIOCTL_MODPROBE=$T/bin/modprobe "$VFIOCTL_SELF" \
+		--udev-data "$U" apply --boot --wait 10 >"$T/p.out" 2>&1 9>&- &
+	sleep 0.3
+	udev_done 0000:00:04.0
+	for i in $(seq 50); do
+		[ ! -e "$T/modprobe.calls" ] || break
+		sleep 0.1
+	done
+	want_modprobe_calls 1
+	want_driver 0000:00:04.0 -
+	exec 9>&-
+	wait $! || die "apply --boot failed: $(cat "$T/p.out")"
+	want_driver 0000:00:04.0 vfio
+}
+
+case_boot_bad_usage() {
+	boot_tree
+	conf "0000:00:02.0" "0000:00:04.0 mode=0999"
+	rc 1 bvf apply --boot
+	want_in "$T/err" "nothing changed"
+	want_modprobe_calls 0
+	want_no_writes
+	conf "0000:00:02.0"
+	rc 1 bvf --boot list
+	want_in "$T/err" "--boot only goes with apply"
+	rc 1 bvf --wait 5 status
+	rc 1 bvf apply --wait 5s
+	want_in "$T/err" "--wait 5s: not a number of seconds"
+	rc 1 bvf apply --boot --dry-run
+	rc 1 bvf apply --boot 0000:00:02.0
+	want_in "$T/err" "apply takes no arguments"
+	want_modprobe_calls 0
+	want_no_writes
+	# Plain apply is as it was: no modprobe, no wait.
+	rc 0 bvf apply
+	want_modprobe_calls 0
+	want_driver 0000:00:02.0 vfio
+}
+
 # --- devices the host uses ---------------------------------------------
 
 case_inuse_net_up() {

@@ -4,12 +4,14 @@
  * command line, from /etc/vfio/devices.conf at boot, and from udev.
  * See vfioctl(8).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bind.h"
+#include "boot.h"
 #include "commands.h"
 #include "doctor.h"
 #include "pciids.h"
@@ -83,6 +85,12 @@ static void usage(FILE *f)
 		"  -f, --force            also take devices the host is using\n"
 		"      --save             bind/unbind: also edit the configuration\n"
 		"  -n, --dry-run          apply: only say what would be done\n"
+		"      --boot             apply: the boot unit's run: nothing when no\n"
+		"                         device is configured, else wait (--wait 60),\n"
+		"                         modprobe vfio_pci, apply\n"
+		"      --wait SECS        apply: first wait up to SECS in all for udev\n"
+		"                         to process the configured devices\n"
+		"      --udev-data DIR    udev database instead of /run/udev/data\n"
 		"      --class CLASS      list: net, storage, display, usb, ...\n"
 		"      --pci-ids FILE     names for list (pci.ids, FILE:FILE...)\n"
 		"      --memlock-for SIZE doctor: the DMA the owner will map (4G)\n"
@@ -98,6 +106,34 @@ static void usage(FILE *f)
 		   "5 status differs from the configuration, doctor found a fail\n");
 }
 
+/* --wait: whole seconds, at most WAIT_MAX. */
+#define WAIT_MAX	3600
+
+static bool parse_seconds(const char *s, int *out)
+{
+	unsigned long n;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || n > WAIT_MAX)
+		return false;
+	*out = (int)n;
+	return true;
+}
+
+/* The exit code @c, unless what was printed could not be written. */
+static int finish(int c)
+{
+	if (fflush(stdout)) {
+		msg_err("writing output: %m");
+		return c ? c : EXIT_FAILED;
+	}
+	return c;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -109,6 +145,9 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "save", no_argument, NULL, 'W' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "boot", no_argument, NULL, 'B' },
+		{ "wait", required_argument, NULL, 'T' },
+		{ "udev-data", required_argument, NULL, 'U' },
 		{ "class", required_argument, NULL, 'C' },
 		{ "pci-ids", required_argument, NULL, 'I' },
 		{ "memlock-for", required_argument, NULL, 'M' },
@@ -125,11 +164,19 @@ int main(int argc, char **argv)
 		.dev_dir = "/dev/vfio",
 		.proc = "/proc",
 		.root = "",
+		.udev_data = "/run/udev/data",
+		.modprobe = BOOT_MODPROBE,
+		.wait = -1,
 		.pci_ids = PCI_IDS_DEFAULTS,
 	};
+	const char *env;
 	size_t i;
 	int c;
 
+	/* Tests put a recording fake in its place. */
+	env = getenv(BOOT_MODPROBE_ENV);
+	if (env && *env)
+		v.modprobe = env;
 	while ((c = getopt_long(argc, argv, "c:s:fnjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -155,6 +202,19 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			v.dry_run = true;
+			break;
+		case 'B':
+			v.boot = true;
+			break;
+		case 'T':
+			if (!parse_seconds(optarg, &v.wait)) {
+				msg_err("--wait %s: not a number of seconds (0 to %d)",
+					optarg, WAIT_MAX);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'U':
+			v.udev_data = optarg;
 			break;
 		case 'C':
 			v.class = optarg;
@@ -199,6 +259,29 @@ int main(int argc, char **argv)
 			msg_err("--dry-run only goes with apply");
 			return EXIT_USAGE;
 		}
+		if (!commands[i].run_args && optind + 1 < argc) {
+			msg_err("%s takes no arguments", commands[i].name);
+			return EXIT_USAGE;
+		}
+		if ((v.boot || v.wait >= 0) && commands[i].run != cmd_apply) {
+			msg_err("--%s only goes with apply",
+				v.boot ? "boot" : "wait");
+			return EXIT_USAGE;
+		}
+		if (v.boot && v.dry_run) {
+			msg_err("--boot loads the vfio driver: not with --dry-run");
+			return EXIT_USAGE;
+		}
+		if (v.boot && v.wait < 0)
+			v.wait = BOOT_WAIT_DEFAULT;
+		/* Before the lock: udev-claim takes it while udev works. */
+		if (v.boot || v.wait > 0) {
+			bool done;
+
+			c = apply_prepare(&v, &done);
+			if (done)
+				return finish(c);
+		}
 		/* Held until exit: the kernel drops it with the last fd. */
 		if (commands[i].changes && !v.dry_run) {
 			int lock = state_lock(&v);
@@ -209,20 +292,12 @@ int main(int argc, char **argv)
 				return EXIT_FAILED;
 			}
 		}
-		if (commands[i].run_args) {
+		if (commands[i].run_args)
 			c = commands[i].run_args(&v, argc - optind - 1,
 						 argv + optind + 1);
-		} else if (optind + 1 < argc) {
-			msg_err("%s takes no arguments", commands[i].name);
-			return EXIT_USAGE;
-		} else {
+		else
 			c = commands[i].run(&v);
-		}
-		if (fflush(stdout)) {
-			msg_err("writing output: %m");
-			return c ? c : EXIT_FAILED;
-		}
-		return c;
+		return finish(c);
 	}
 	msg_err("unknown command \"%s\"", argv[optind]);
 	usage(stderr);

@@ -32,9 +32,13 @@ struct vfioctl {
 	const char *dev_dir;	/* where the group nodes appear */
 	const char *proc;	/* stands for /proc (routes, mounts, consoles) */
 	const char *root;	/* stands for / (doctor: /lib, /etc, /usr) */
+	const char *udev_data;	/* stands for /run/udev/data */
+	const char *modprobe;	/* run by apply --boot: $VFIOCTL_MODPROBE */
 	bool force;		/* take devices the host is using */
 	bool save;		/* bind/unbind: also edit the configuration */
 	bool dry_run;		/* apply: say what would be done, do nothing */
+	bool boot;		/* apply: the unit's path, see boot.h */
+	int wait;		/* apply: seconds to wait for udev, -1: unset */
 	const char *class;	/* list: only this kind of device, or NULL */
 	const char *pci_ids;	/* pci.ids files, colon-separated */
 	bool json;
