@@ -518,7 +518,7 @@ static void check_loaded(struct doctor *d)
 	if (!sys_exists(v, "module/vfio")) {
 		f = add(d, V_WARN, "loaded", "host",
 			"vfio and vfio_pci are not loaded");
-		fix(f, "modprobe vfio_pci (vfio-bind.service does it at boot)");
+		fix(f, "modprobe vfio_pci (vfio-bind.service does it at boot when devices.conf names a device)");
 		return;
 	}
 	sys_read(v, ver, sizeof(ver), "module/vfio/version");
