@@ -229,10 +229,13 @@ depmod -b "$root" "$kver"
 
 # The distribution's own VFIO, outside the modprobe tree (its vfio.ko has
 # our module's name), for side-by-side benchmarks: insmod in this order.
+# iommufd is there only when the kernel was built with it as a module
+# (tests/bench/build-kernel.sh); its vfio.ko then needs it first.
 intree_vfio=$root/opt/intree-vfio
 mkdir -p "$intree_vfio"
 n=0
-for m in virt/lib/irqbypass drivers/vfio/vfio drivers/vfio/vfio_virqfd \
+for m in virt/lib/irqbypass drivers/iommu/iommufd/iommufd \
+	 drivers/vfio/vfio drivers/vfio/vfio_virqfd \
 	 drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core \
 	 drivers/vfio/pci/vfio-pci; do
 	for f in "$moddir/kernel/$m".ko{,.xz,.zst}; do
