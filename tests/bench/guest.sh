@@ -3,8 +3,11 @@
 #
 # Guest half of `make bench` (busybox sh, run by tests/bench/run.sh through
 # tests/vm/run-suite.sh --no-bind --run).  In one boot it runs
-# /opt/vfio-bench against the distribution's own VFIO (the modules in
-# /opt/intree-vfio/, container ABI, vfio-pci) and, after unloading those,
+# /opt/vfio-bench against the kernel's own VFIO (the modules in
+# /opt/intree-vfio/, vfio-pci): through the container ABI and type1
+# (backend "intree") and, when the kernel has iommufd and the vfio cdev,
+# through /dev/iommu and /dev/vfio/devices/vfioN (backend "iommufd"); and,
+# after unloading those,
 # against ours (vfio.ko + vfio_pci.ko) twice: through the seed group ABI
 # (backend "ours", driver "vfio", /dev/vfio/pci:N) and through the
 # container ABI (backend "modern", driver alias "vfio-pci", /dev/vfio/N),
@@ -14,8 +17,8 @@
 #
 #   sh guest.sh [--rounds N] [--reps R] [vfio-bench options...]
 #
-# With N rounds the backends alternate N times (in-kernel, ours, modern,
-# in-kernel, ...), R repetitions each time: the host is shared, and
+# With N rounds the backends alternate N times (in-kernel, iommufd, ours,
+# modern, in-kernel, ...), R repetitions each time: the host is shared, and
 # alternating spreads its load changes over all backends instead of
 # charging them to whichever ran last.
 #
@@ -34,7 +37,8 @@ INTREE=/opt/intree-vfio
 # The in-kernel type1 refuses more than 65535 mappings per container by
 # default; row 3 makes 100000.
 DMA_ENTRY_LIMIT=200000
-INTREE_MODS="vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio irqbypass"
+TESTPMD_SECONDS=10
+INTREE_MODS="vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio iommufd irqbypass"
 
 rounds=1
 reps=5
@@ -111,6 +115,38 @@ run_bench() {
 		--first-rep "$(( (r - 1) * reps + 1 ))" "$@"
 }
 
+# DPDK testpmd forwarding between the two e1000e through backend $1's
+# vfio-pci (tests/bench/testpmd.sh), one repetition per round: the
+# figure is a rate over seconds, not a count of operations, so more
+# repetitions would only lengthen the run.  Without the NICs or the
+# script (another machine profile) it is said once and skipped.
+run_testpmd() {	# backend, round
+	if ! [ -f /opt/testpmd.sh ] || ! [ -d "$PCI/0000:00:06.0" ]; then
+		[ "$2" = 1 ] && say "INFO testpmd: no /opt/testpmd.sh or no e1000e at 00:06.0: no testpmd row"
+		return 0
+	fi
+	sh /opt/testpmd.sh --backend "$1" --driver vfio-pci --rep "$2" \
+		--seconds "$TESTPMD_SECONDS"
+}
+
+# The kernel's iommufd path, with the device still bound to its vfio-pci:
+# the vfio cdev of the device, /dev/iommu, an IOAS.  A kernel without
+# CONFIG_VFIO_DEVICE_CDEV (Debian's own) has no cdev: said once, and not
+# a failure.
+phase_iommufd() {	# round, vfio-bench options...
+	if ! [ -d "$PCI/$DEV/vfio-dev" ]; then
+		[ "$1" = 1 ] && say "INFO iommufd: $(uname -r) has no vfio cdev (CONFIG_IOMMUFD, CONFIG_VFIO_DEVICE_CDEV): no iommufd rows"
+		return 0
+	fi
+	cdev=/dev/vfio/devices/$(ls "$PCI/$DEV/vfio-dev")
+	wait_for "[ -c /dev/iommu ] && [ -c $cdev ]" 50 ||
+		{ fail iommufd "no /dev/iommu or no $cdev"; return 1; }
+	run_bench iommufd "$@"
+	rc_iommufd=$?
+	say "BENCH-PHASE iommufd $rc_iommufd"
+	return "$rc_iommufd"
+}
+
 # The distribution's VFIO: unload ours (both have a module named vfio),
 # insmod its modules in their numbered order, bind, run, undo.  Returns 2
 # when the modules could not be unloaded again (nothing else can run).
@@ -142,6 +178,8 @@ phase_intree() {	# round, vfio-bench options...
 			run_bench intree "$r" "$@"
 			rc=$?
 			say "BENCH-PHASE intree $rc"
+			phase_iommufd "$r" "$@" || rc=1
+			run_testpmd intree "$r" || rc=1
 		else
 			fail intree "$DEV not bound to vfio-pci (driver '$(dev_driver "$DEV")', nodes $(vfio_nodes)): $(dmesg_tail)"
 		fi
@@ -193,6 +231,7 @@ phase_ours() {	# round, vfio-bench options...
 		ours_rc=1
 	run_ours modern vfio-pci "/dev/vfio/$GROUP" "$ours_round" "$@" ||
 		ours_rc=1
+	run_testpmd modern "$ours_round" || ours_rc=1
 	return "$ours_rc"
 }
 
