@@ -132,13 +132,15 @@ run_testpmd() {	# backend, round
 # The kernel's iommufd path, with the device still bound to its vfio-pci:
 # the vfio cdev of the device, /dev/iommu, an IOAS.  A kernel without
 # CONFIG_VFIO_DEVICE_CDEV (Debian's own) has no cdev: said once, and not
-# a failure.
+# a failure.  6.1 already has the vfio-dev/vfioN directory, but no "dev"
+# in it: only a cdev has a device number.
 phase_iommufd() {	# round, vfio-bench options...
-	if ! [ -d "$PCI/$DEV/vfio-dev" ]; then
+	vdev=$(ls "$PCI/$DEV/vfio-dev" 2>/dev/null)
+	if [ -z "$vdev" ] || ! [ -e "$PCI/$DEV/vfio-dev/$vdev/dev" ]; then
 		[ "$1" = 1 ] && say "INFO iommufd: $(uname -r) has no vfio cdev (CONFIG_IOMMUFD, CONFIG_VFIO_DEVICE_CDEV): no iommufd rows"
 		return 0
 	fi
-	cdev=/dev/vfio/devices/$(ls "$PCI/$DEV/vfio-dev")
+	cdev=/dev/vfio/devices/$vdev
 	wait_for "[ -c /dev/iommu ] && [ -c $cdev ]" 50 ||
 		{ fail iommufd "no /dev/iommu or no $cdev"; return 1; }
 	run_bench iommufd "$@"
