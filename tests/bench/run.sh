@@ -107,9 +107,15 @@ eval "$("$top/tests/bench/build-kernel.sh")"
 # (built once, cached), shared with the guest over 9p.
 clients=$("$top/tests/clients/rootfs.sh")
 
+# Only the runs asked for lose their old results.
 mkdir -p "$out"
-rm -rf "$out"/results.* "$out"/*.png "$out"/*.gp "$out"/*.dat \
-	"$out"/debian12
+for r in $runs; do
+	case $r in
+	newest) rm -f "$out"/results.* "$out"/*.png "$out"/*.gp \
+		"$out"/*.dat "$out"/*.txt "$out"/console.log ;;
+	debian12) rm -rf "$out/debian12" ;;
+	esac
+done
 
 # ---- the benchmark program ---------------------------------------------
 # Translation units that must never see each other's header: the
