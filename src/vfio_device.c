@@ -319,14 +319,12 @@ static long vfio_device_ioctl(struct vfio_device *device,
 			ret = -EFAULT;
 			goto out;
 		}
-		if (*(u32 *)buf < desc->minsz) {
-			ret = -EINVAL;
-			goto out;
-		}
 		if (desc->datasz)
 			datasz = desc->datasz(buf);
-		if (datasz > VFIO_IOCTL_DATA_MAX) {
-			ret = -EINVAL;
+		/* A device that is gone says so first, as every op does. */
+		if (*(u32 *)buf < desc->minsz ||
+		    datasz > VFIO_IOCTL_DATA_MAX) {
+			ret = READ_ONCE(device->revoked) ? -ENODEV : -EINVAL;
 			goto out;
 		}
 		len = desc->minsz + datasz;
