@@ -872,8 +872,11 @@ case_bash_completion() {
 }
 
 case_list_names() {
+	# As in the real file, comments also stand inside a vendor's list.
 	printf '%s\n' "# pci.ids" "1234  QEMU" "	11e8  edu device" \
 		"		1af4 1100  subsystem" "8086  Intel Corporation" \
+		"	1000  82542 Gigabit Ethernet Controller (Fiber)" \
+		"# and registers common to both SPs" "" \
 		"	10d3  82574L Gigabit Network Connection" \
 		"C 02  Network controller" "	00  Ethernet controller" \
 		>"$T/pci.ids"

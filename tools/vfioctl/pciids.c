@@ -2,8 +2,9 @@
 /*
  * pci.ids:	"vvvv  Vendor name" at the start of a line, then its
  * devices as "\tdddd  Device name" (and subsystems, "\t\t...", which we
- * skip); the device classes ("C cc  ...") follow the vendors.  One pass
- * over the file fills the names of every device in the list.
+ * skip); the device classes ("C cc  ...") follow the vendors.  Lines
+ * beginning with '#' are comments, anywhere.  One pass over the file
+ * fills the names of every device in the list.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -66,6 +67,9 @@ void pci_ids_names(const char *paths, const struct pci_list *l,
 	while (fgets(line, sizeof(line), f)) {
 		if (line[0] == 'C' && line[1] == ' ')
 			break;		/* the class list: no vendors after it */
+		/* Comments also stand between one vendor's devices. */
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
 		if (line[0] != '\t') {
 			name = id_line(line, &id);
 			vendor = name ? id : 0x10000;
