@@ -163,7 +163,15 @@ int vfio_iommu_attach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	ret = iommu_group_claim_dma_owner(group->iommu_group, iommu);
 	if (ret)
 		return ret;
+	/*
+	 * Not while a container's MAP_DMA or UNMAP_DMA runs in the domain:
+	 * IOMMU drivers expect attach and detach serialized with map and
+	 * unmap (intel-iommu's IOTLB flush after a map walks the domain's
+	 * IOMMUs, which a detach frees).
+	 */
+	mutex_lock(&iommu->dma_lock);
 	ret = iommu_attach_group(iommu->domain, group->iommu_group);
+	mutex_unlock(&iommu->dma_lock);
 	if (ret) {
 		iommu_group_release_dma_owner(group->iommu_group);
 		return ret;
@@ -178,7 +186,9 @@ void vfio_iommu_detach_group(struct vfio_iommu *iommu, struct vfio_group *group)
 	if (!group->attached)
 		return;
 	vfio_iommu_wait_removals();
+	mutex_lock(&iommu->dma_lock);		/* see the attach */
 	iommu_detach_group(iommu->domain, group->iommu_group);
+	mutex_unlock(&iommu->dma_lock);
 	iommu_group_release_dma_owner(group->iommu_group);
 	group->attached = false;
 }

@@ -16,7 +16,8 @@
  *   vfio_device.open_lock  calls of the bus driver's open and release
  *   vfio_pci_device.lock   (vfio_pci) ioctls, config space, open state
  *   vfio_pci_device.memory_lock  (vfio_pci, rwsem) BAR decode
- *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object
+ *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object, and
+ *                          its domain's attach and detach against them
  *   vfio_pci_device.irqlock, vfio_removals_lock  (spinlocks, innermost)
  *
  * Nothing that takes long runs under vfio.lock on a user's behalf: an

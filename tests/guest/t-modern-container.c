@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -737,6 +738,83 @@ static void test_unset_last_group_unpins(struct vt *t, void *arg)
 	munmap(buf, 16 * PG);
 }
 
+/*
+ * A thread that maps and unmaps one page in a loop while the last group
+ * leaves: MAP_DMA and UNMAP_DMA hold the container's IOMMU without
+ * vfio.lock (vfio_container_use()), so the set closes when the last of
+ * them returns, and every call either worked or found the container
+ * unset.
+ */
+struct mapper {
+	int container;
+	uint8_t *buf;
+	volatile int stop;
+	long ok, einval, other;
+	int other_errno;
+};
+
+static void *mapper_thread(void *arg)
+{
+	struct mapper *m = arg;
+	int ret;
+
+	while (!m->stop) {
+		ret = vtm_map(m->container, m->buf, IOVA, PG, RW);
+		if (!ret)
+			ret = vtm_unmap(m->container, IOVA, PG, NULL);
+		if (!ret) {
+			m->ok++;
+		} else if (errno == EINVAL) {
+			m->einval++;
+		} else {
+			m->other++;
+			m->other_errno = errno;
+		}
+	}
+	return NULL;
+}
+
+static void test_unset_during_maps(struct vt *t, void *arg)
+{
+	struct mapper m = { 0 };
+	pthread_t thread;
+	struct ctr c;
+	int round;
+	long start;
+
+	(void)arg;
+	m.buf = anon(t, PG);
+	start = pinned(t);
+	ctr_open(t, &c, VT_EDU0, 0);
+	m.container = c.container;
+	for (round = 0; round < 20; round++) {
+		m.stop = 0;
+		VT_CHECKF(t, !pthread_create(&thread, NULL, mapper_thread, &m),
+			  "pthread_create");
+		usleep(2000 + 1000 * round);
+		VT_OK(t, vtm_unset_container(c.group));
+		usleep(2000);
+		m.stop = 1;
+		pthread_join(thread, NULL);
+		VT_CHECKF(t, settle(t, start) == start, "round %d: %ld pinned "
+			  "after the last group left", round,
+			  pinned(t) - start);
+		VT_ERRNO(t, vtm_map(c.container, m.buf, IOVA, PG, RW), EINVAL);
+		VT_OK(t, vtm_set_container(c.group, c.container));
+		VT_OK(t, vtm_set_iommu(c.container, 0));
+	}
+	VT_CHECKF(t, !m.other, "%ld calls failed with %s", m.other,
+		  strerror(m.other_errno));
+	VT_CHECKF(t, m.ok > 0 && m.einval > 0, "%ld calls worked, %ld found "
+		  "the container unset: the race was not run", m.ok, m.einval);
+	/* The set opened again is a fresh one that maps. */
+	VT_OK(t, vtm_map(c.container, m.buf, IOVA, PG, RW));
+	ctr_close(&c);
+	VT_CHECKF(t, settle(t, start) == start, "%ld still pinned",
+		  pinned(t) - start);
+	munmap(m.buf, PG);
+}
+
 /* Child: container, group, IOMMU, CHILD_PAGES mapped, a device fd. */
 static void __attribute__((noreturn)) victim(int ready, const char *dev)
 {
@@ -901,6 +979,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_rlimit_enomem);
 	VT_RUN_CLOSE(&t, test_close_unpins);
 	VT_RUN_CLOSE(&t, test_unset_last_group_unpins);
+	VT_RUN_CLOSE(&t, test_unset_during_maps);
 	VT_RUN_CLOSE(&t, test_sigkill_unpins);
 	VT_RUN_CLOSE(&t, test_two_groups);
 	return vt_done(&t);
