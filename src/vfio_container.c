@@ -48,8 +48,10 @@ void vfio_container_group_gone(struct vfio_iommu *iommu)
 	lockdep_assert_held(&vfio_lock);
 	if (!list_empty(&iommu->group_list) || !iommu->type)
 		return;
-	iommu->type = 0;
-	vfio_iommu_user_put(iommu);
+	WRITE_ONCE(iommu->type, 0);
+	/* An ioctl still running keeps the domain until it returns. */
+	if (atomic_dec_and_test(&iommu->type1_users))
+		vfio_iommu_user_put(iommu);
 }
 
 static long vfio_container_check_extension(struct vfio_iommu *iommu,
@@ -80,43 +82,62 @@ static long vfio_container_set_iommu(struct vfio_iommu *iommu,
 
 	mutex_lock(&vfio_lock);
 	/* Only a group gives the right to allocate a domain. */
-	if (list_empty(&iommu->group_list) || iommu->type)
+	if (list_empty(&iommu->group_list) || iommu->type) {
 		ret = -EINVAL;
-	else if (arg != VFIO_TYPE1_IOMMU && arg != VFIO_TYPE1v2_IOMMU)
+		goto out;
+	}
+	if (arg != VFIO_TYPE1_IOMMU && arg != VFIO_TYPE1v2_IOMMU) {
 		ret = -ENODEV;		/* no IOMMU driver of that type */
-	else
-		ret = vfio_iommu_user_get(iommu);
-	if (!ret)
-		iommu->type = arg;
+		goto out;
+	}
+	/* The last set's ioctl still runs: it is still open, join it. */
+	if (atomic_inc_not_zero(&iommu->type1_users)) {
+		WRITE_ONCE(iommu->type, arg);
+		ret = 0;
+		goto out;
+	}
+	ret = vfio_iommu_user_get(iommu);
+	if (ret)
+		goto out;
+	WRITE_ONCE(iommu->type, arg);
+	/* Raised last: vfio_container_use() then sees the open set. */
+	atomic_set_release(&iommu->type1_users, 1);
+out:
 	vfio_unlock();
 	return ret;
+}
+
+/* The last one out after the last group left closes the set. */
+static void vfio_container_unuse(struct vfio_iommu *iommu)
+{
+	if (atomic_dec_and_test(&iommu->type1_users)) {
+		mutex_lock(&vfio_lock);
+		vfio_iommu_user_put(iommu);
+		vfio_unlock();
+	}
 }
 
 /*
- * The type1 ioctls run with a user of the container's own, so that its
- * domain cannot go under them when its last group leaves meanwhile.
- * Mappings pin, and charge, the owner's memory only.
+ * The type1 ioctls share the user SET_IOMMU took, so that the domain
+ * cannot go under them when the last group leaves meanwhile, and take
+ * no global lock: mapping is what a VMM does most.  Mappings pin, and
+ * charge, the owner's memory only; @mm is fixed while the set is open.
  */
 static int vfio_container_use(struct vfio_iommu *iommu, bool owner)
 {
-	int ret = 0;
-
-	mutex_lock(&vfio_lock);
-	if (!iommu->type)
-		ret = -EINVAL;		/* upstream: no IOMMU driver yet */
-	else if (owner && current->mm != iommu->mm)
-		ret = -EPERM;
-	else
-		iommu->users++;
-	vfio_unlock();
-	return ret;
-}
-
-static void vfio_container_unuse(struct vfio_iommu *iommu)
-{
-	mutex_lock(&vfio_lock);
-	vfio_iommu_user_put(iommu);
-	vfio_unlock();
+	/* Fully ordered: what the opening wrote before the release is seen. */
+	if (!atomic_inc_not_zero(&iommu->type1_users))
+		return -EINVAL;		/* upstream: no IOMMU driver yet */
+	/* Its last group gone while another ioctl runs: unset already. */
+	if (!READ_ONCE(iommu->type)) {
+		vfio_container_unuse(iommu);
+		return -EINVAL;
+	}
+	if (owner && current->mm != iommu->mm) {
+		vfio_container_unuse(iommu);
+		return -EPERM;
+	}
+	return 0;
 }
 
 /*
@@ -263,7 +284,8 @@ static long vfio_container_unmap(struct vfio_iommu *iommu,
 		unmapped = vfio_dma_unmap_all(iommu);
 	} else {
 		ret = vfio_dma_unmap(iommu, unmap.iova, unmap.size,
-				     iommu->type == VFIO_TYPE1v2_IOMMU,
+				     READ_ONCE(iommu->type) ==
+					VFIO_TYPE1v2_IOMMU,
 				     &unmapped);
 		if (ret)
 			return ret;

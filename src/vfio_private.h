@@ -27,8 +27,9 @@
  * a device's last close resets it with the lock dropped (vfio_device.c).
  *
  * The type1 and seed IOMMU ioctls map and unmap under dma_lock only:
- * they hold a user of the IOMMU object (taken and dropped under
- * vfio.lock), which keeps its domain.
+ * they hold a user of the IOMMU object, which keeps its domain: the seed
+ * IOMMU fd is one, a container's ioctls share the one its SET_IOMMU took
+ * (vfio_iommu.type1_users) without taking vfio.lock.
  *
  * Device fd operations run inside vfio_device.srcu read sections, not
  * under a lock: they copy from user memory, which may fault on an mmap of
@@ -91,6 +92,13 @@ struct vfio_iommu {
 	bool			container;	/* const: /dev/vfio/vfio's */
 	/* vfio.lock: a container's VFIO_TYPE1*_IOMMU, 0 before SET_IOMMU */
 	u32			type;
+	/*
+	 * A container's SET_IOMMU and its type1 ioctls in flight, which
+	 * hold one user between them, so that map and unmap need not take
+	 * vfio.lock.  Raised from zero and the user taken under vfio.lock;
+	 * whoever drops it to zero puts the user under vfio.lock.
+	 */
+	atomic_t		type1_users;
 	struct iommu_domain	*domain;	/* vfio.lock; stable while users */
 	struct mm_struct	*mm;		/* vfio.lock; mmgrab()ed owner */
 	/* vfio.lock; while open: where closing puts the mappings */
