@@ -5,12 +5,22 @@
  * fd still answers (-ENODEV: the group went with its last device).  Afterwards vfio_pci is loaded again and the devices
  * bound to it the way /init does (new_id), so that later programs find
  * what they expect.
+ *
+ * test_unload_between_del_and_removed: a device deletion that vfio_pci
+ * saw begin (BUS_NOTIFY_DEL_DEVICE) but never saw end, because vfio_pci
+ * was unloaded before BUS_NOTIFY_REMOVED_DEVICE, must not leave later
+ * IOMMU attaches asleep.  Nothing user space does runs between the two,
+ * so the test-only module tests/kmod/vfio_test_hold.ko holds the deletion
+ * there; without it (not built for this kernel) the case skips.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uapi/vfio.h"
@@ -80,11 +90,163 @@ static void test_reload(struct vt *t, void *arg)
 	}
 }
 
+#define HOLD_DEV	VT_EDU1
+#define HOLD_PARAMS	"/sys/module/vfio_test_hold/parameters/"
+#define ATTACH_WAIT_MS	5000
+/* vfio_test_hold's state parameter (tests/kmod/vfio_test_hold.c). */
+enum { HOLD_IDLE, HOLD_HELD, HOLD_DELETED, HOLD_REMOVED_UNLOADED,
+       HOLD_REMOVED_LOADED, HOLD_TIMED_OUT };
+
+static int hold_state(void)
+{
+	char buf[16];
+
+	if (vt_read_file(HOLD_PARAMS "state", buf, sizeof(buf)) < 0)
+		return -1;
+	return atoi(buf);
+}
+
+/* Wait up to ms for the state to be one of [lo, hi]; returns it. */
+static int hold_wait_state(int lo, int hi, int ms)
+{
+	uint64_t end = vt_now_ms() + ms;
+	int st;
+
+	for (;;) {
+		st = hold_state();
+		if ((st >= lo && st <= hi) || vt_now_ms() >= end)
+			return st;
+		usleep(10000);
+	}
+}
+
+/* sh -c cmd in a child; its pid, or -1. */
+static pid_t spawn_sh(const char *cmd)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The exit status of child pid within ms; -1 while it still runs. */
+static int reap_within(pid_t pid, int ms)
+{
+	uint64_t end = vt_now_ms() + ms;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+			       128 + WTERMSIG(status);
+		if (r < 0 || vt_now_ms() >= end)
+			return -1;
+		usleep(10000);
+	}
+}
+
+/* The attach itself, in a child: it may sleep for good. */
+static int attach_child(void)
+{
+	int group, iommu;
+
+	group = vt_open_group_of(HOLD_DEV);
+	if (group < 0)
+		_exit(2);
+	iommu = vt_iommu_fd(group);
+	_exit(iommu >= 0 ? 0 : 3);
+}
+
+/* edu1 back from its removal and on vfio, vfio_test_hold gone. */
+static void hold_restore(struct vt *t)
+{
+	system("rmmod vfio_test_hold 2>/dev/null");
+	vt_write_file("/sys/bus/pci/rescan", "1");
+	test_reload(t, NULL);
+}
+
+static void test_unload_between_del_and_removed(struct vt *t, void *arg)
+{
+	char path[128], cmd[160];
+	struct utsname u;
+	pid_t rm, unload, attach;
+	int st, rc;
+
+	(void)arg;
+	VT_OK(t, uname(&u));
+	snprintf(path, sizeof(path), "/lib/modules/%s/updates/vfio_test_hold.ko",
+		 u.release);
+	if (access(path, F_OK))
+		vt_skip(t, "no vfio_test_hold.ko for %s (tests/kmod not built for this kernel)",
+			u.release);
+	VT_CHECKF(t, system("modprobe vfio_test_hold dev=" HOLD_DEV) == 0,
+		  "modprobe vfio_test_hold failed");
+
+	/* vfio_pci counts the deletion in DEL, then ours holds it. */
+	rm = spawn_sh("echo 1 > /sys/bus/pci/devices/" HOLD_DEV "/remove");
+	VT_CHECKF(t, rm > 0, "fork: %s", strerror(errno));
+	st = hold_wait_state(HOLD_HELD, HOLD_HELD, 10000);
+	VT_CHECKF(t, st == HOLD_HELD, "removal of %s not held (state %d)",
+		  HOLD_DEV, st);
+
+	/*
+	 * rmmod unbinds the other devices, then waits in
+	 * bus_unregister_notifier() for the held notifier chain; let it
+	 * get there before the hold ends.
+	 */
+	unload = spawn_sh("rmmod vfio_pci");
+	VT_CHECKF(t, unload > 0, "fork: %s", strerror(errno));
+	VT_CHECKF(t, vt_wait_path("/sys/bus/pci/drivers/vfio", 0, 10000) == 0,
+		  "vfio_pci's driver still registered");
+	usleep(500000);
+	VT_CHECKF(t, reap_within(unload, 0) == -1,
+		  "rmmod vfio_pci ended while the notifier chain was held");
+	VT_OK(t, vt_write_file(HOLD_PARAMS "release", "1"));
+
+	rc = reap_within(rm, 10000);
+	VT_CHECKF(t, rc == 0, "removal of %s: status %d", HOLD_DEV, rc);
+	rc = reap_within(unload, 10000);
+	VT_CHECKF(t, rc == 0, "rmmod vfio_pci: status %d", rc);
+	st = hold_wait_state(HOLD_REMOVED_UNLOADED, HOLD_TIMED_OUT, 5000);
+	hold_restore(t);
+	if (st == HOLD_REMOVED_LOADED)
+		vt_skip(t, "REMOVED of %s overtook rmmod vfio_pci: case not set up",
+			HOLD_DEV);
+	VT_CHECKF(t, st == HOLD_REMOVED_UNLOADED,
+		  "held removal of %s ended in state %d", HOLD_DEV, st);
+
+	attach = fork();
+	VT_CHECKF(t, attach >= 0, "fork: %s", strerror(errno));
+	if (attach == 0)
+		attach_child();
+	rc = reap_within(attach, ATTACH_WAIT_MS);
+	if (rc == -1) {
+		/* Asleep uninterruptibly under vfio.lock: it stays. */
+		kill(attach, SIGKILL);
+		snprintf(cmd, sizeof(cmd), "cat /proc/%d/stack >/dev/kmsg", attach);
+		system(cmd);
+		vt_fail(t, __FILE__, __LINE__,
+			"attach still asleep after %d s: a deletion begun before vfio_pci was unloaded was never ended",
+			ATTACH_WAIT_MS / 1000);
+	}
+	VT_CHECKF(t, rc == 0, "GET_IOMMU_FD on the group of %s: status %d",
+		  HOLD_DEV, rc);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-module" };
 
 	VT_RUN_CLOSE(&t, test_unload_with_group_fd);
 	VT_RUN_CLOSE(&t, test_reload);
+	/* Last: on failure an attach sleeps for good under vfio.lock. */
+	VT_RUN_CLOSE(&t, test_unload_between_del_and_removed);
 	return vt_done(&t);
 }

@@ -28,6 +28,7 @@ mkdir -p "$B"
 log() { echo "matrix: $*" >&2; }
 
 # build DIST: prints CHROOT/KVER assignments of the chroot on success.
+# shellcheck disable=SC2153 # KVER comes from scripts/chroot.sh's eval
 build() {
 	local dist=$1 env work rc=0
 	if ! env=$(scripts/chroot.sh "$dist" 2>"$B/$dist-chroot.log"); then
@@ -39,14 +40,18 @@ build() {
 	rm -rf "$work"
 	mkdir -p "$work"
 	cp -a src/. "$work/"
+	# The guest suite's test-only modules, built beside ours.
+	mkdir -p "$work/test-kmod"
+	cp -a tests/kmod/. "$work/test-kmod/"
 	# objtool (7.x) reads /proc: mount one in a private namespace, so
 	# that nothing stays mounted when the build ends however it ends.
 	# shellcheck disable=SC2016 # expanded by the inner sh
 	unshare --mount --propagation private -- sh -c \
 		'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
 		sh "$CHROOT" "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		make -C "$KTREE" M=/tmp/vfio-build -j2 W=1 modules \
-		>"$B/$dist-build.log" 2>&1 || rc=$?
+		sh -c 'make -C "$1" M=/tmp/vfio-build -j2 W=1 modules &&
+		       make -C "$1" M=/tmp/vfio-build/test-kmod -j2 W=1 modules' \
+		sh "$KTREE" >"$B/$dist-build.log" 2>&1 || rc=$?
 	if [ "$rc" -ne 0 ] || ! build_log_clean "$B/$dist-build.log"; then
 		echo "not ok - matrix/$dist/W=1/$KVER: build output follows"
 		sed 's/^/#   /' "$B/$dist-build.log" | head -n 40
@@ -54,7 +59,8 @@ build() {
 	fi
 	rm -rf "${B:?}/$dist"
 	mkdir -p "$B/$dist"
-	cp "$work/vfio.ko" "$work/vfio_pci.ko" "$B/$dist/"
+	cp "$work/vfio.ko" "$work/vfio_pci.ko" "$work/test-kmod/vfio_test_hold.ko" \
+		"$B/$dist/"
 	rm -rf "$work"
 	echo "ok - matrix/$dist/W=1/$KVER: $(chroot "$CHROOT" gcc --version | head -n 1)"
 	echo "CHROOT=$CHROOT KVER=$KVER" >"$B/$dist/env"
