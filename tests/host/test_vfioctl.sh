@@ -1344,7 +1344,7 @@ doctor_tree() {
 	KVER=6.1.0-99-amd64
 	MODS=$R/lib/modules/$KVER/updates/dkms
 	mkdir -p "$P/sys/kernel" "$S/class/iommu/dmar0" "$S/module/vfio" \
-		"$S/module/vfio_pci/parameters" "$MODS" "$R/lib/modprobe.d" \
+		"$S/module/vfio_pci/parameters" "$MODS" "$R/usr/lib/modprobe.d" \
 		"$R/usr/lib/vfio-dkms" "$T/bin" "$S/devices/pci0000:00"
 	echo "$KVER" >"$P/sys/kernel/osrelease"
 	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on" >"$P/cmdline"
@@ -1358,7 +1358,7 @@ doctor_tree() {
 	echo N >"$S/module/vfio_pci/parameters/allow_unsafe_interrupts"
 	printf 'ELF...~Module signature appended~\n' >"$MODS/vfio.ko"
 	cp "$MODS/vfio.ko" "$MODS/vfio_pci.ko"
-	cp "$top/etc/modprobe.d/vfio-dkms.conf" "$R/lib/modprobe.d/"
+	cp "$top/etc/modprobe.d/vfio-dkms.conf" "$R/usr/lib/modprobe.d/"
 	cp "$top/lib/intree-guard" "$R/usr/lib/vfio-dkms/"
 	chmod 0755 "$R/usr/lib/vfio-dkms/intree-guard"
 	printf '#!/bin/sh\necho "%s"\n' "vfio-dkms/1.0: added" >"$T/bin/dkms"
@@ -1472,11 +1472,11 @@ case_doctor_modules() {
 	want_finding fail host modules "not installed for the running kernel $KVER (dkms status: vfio-dkms/1.0: added)"
 	want_finding fail host modules "fix: apt install linux-headers-$KVER, then dkms autoinstall -k $KVER"
 	# Without ours, the in-tree modules load as usual: only a warning.
-	rm "$R/lib/modprobe.d/vfio-dkms.conf"
+	rm "$R/usr/lib/modprobe.d/vfio-dkms.conf"
 	rc 5 dvf doctor 0000:00:04.0
 	want_finding warn host intree "the in-tree block is not in force"
 	# A compressed module is found as well.
-	cp "$here/../../etc/modprobe.d/vfio-dkms.conf" "$R/lib/modprobe.d/"
+	cp "$here/../../etc/modprobe.d/vfio-dkms.conf" "$R/usr/lib/modprobe.d/"
 	echo x | xz >"$MODS/vfio_pci.ko.xz"
 	rc 0 dvf doctor 0000:00:04.0
 	want_finding ok host modules "vfio.ko and vfio_pci.ko are installed for $KVER"

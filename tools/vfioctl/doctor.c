@@ -573,7 +573,7 @@ static void check_intree(struct doctor *d)
 		f = add(d, V_FAIL, "intree", "host",
 			"in-tree VFIO modules are loaded beside vfio-dkms's: %s",
 			loaded);
-		fix(f, "modprobe -r %s; and see that /lib/modprobe.d/vfio-dkms.conf is in place (apt install --reinstall vfio-dkms)",
+		fix(f, "modprobe -r %s; and see that /usr/lib/modprobe.d/vfio-dkms.conf is in place (apt install --reinstall vfio-dkms)",
 		    loaded);
 		return;
 	}
