@@ -160,7 +160,8 @@ else
 		}' "$top/debian/control") ||
 		bail build "cannot read the build dependencies of debian/control"
 	# shellcheck disable=SC2086 # one package name per word
-	env=$("$top/scripts/chroot.sh" "$SUITE" $deps 2>"$work/chroot.log") ||
+	env=$("$top/scripts/chroot.sh" "$SUITE" $deps lintian \
+		2>"$work/chroot.log") ||
 		bail build "scripts/chroot.sh $SUITE failed" "$work/chroot.log"
 	CHROOT=$(sed -n 's/^CHROOT=//p' <<<"$env")
 	[ -d "$CHROOT" ] || bail build "scripts/chroot.sh printed no chroot" "$work/chroot.log"
@@ -178,10 +179,34 @@ else
 		bail build "dpkg-buildpackage -us -uc -b failed in the $SUITE chroot" \
 			"$work/dpkg-buildpackage.log"
 	fi
+	# That release's lintian on what its own debhelper built: every tag
+	# down to pedantic fails, as in the pkg stage on bookworm.
+	if chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/tmp LC_ALL=C.UTF-8 sh -c "cd $inner && lintian --allow-root \
+		--pedantic --display-info --no-tag-display-limit \
+		--fail-on error,warning,info,pedantic ./*.changes" \
+		>"$work/lintian.log" 2>&1; then
+		echo "ok - $pfx/lintian"
+	else
+		echo "not ok - $pfx/lintian: $(grep -E '^[EWIP]: ' "$work/lintian.log" |
+			tr '\n' ';' | head -c 600)"
+	fi
 	mv "$CHROOT$inner"/*.deb "$work/debs/"
 	rm -rf "$CHROOT$inner"
 fi
 echo "# built: $(cd "$work/debs" && echo ./*.deb | sed 's|\./||g')"
+# Since trixie nothing ships in the aliased /lib, /bin or /sbin (the pkg
+# stage checks bookworm's packages, whose unit has to stay in /lib).
+if [ "$SUITE" != bookworm ]; then
+	aliased=$(for deb in "$work"/debs/*.deb; do dpkg-deb -c "$deb"; done |
+		awk '{print $6}' | grep -E '^\./(lib|lib64|bin|sbin)/.' |
+		tr '\n' ' ' || true)
+	if [ -n "$aliased" ]; then
+		echo "not ok - $pfx/usr-paths: $aliased"
+	else
+		echo "ok - $pfx/usr-paths"
+	fi
+fi
 stage_done packages
 
 # ---- image -----------------------------------------------------------------

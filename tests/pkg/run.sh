@@ -40,7 +40,7 @@ log() { echo "pkg: $*" >&2; }
 # --- what it needs, installed when missing -------------------------------
 
 want build-essential debhelper dh-dkms dkms lintian fakeroot python3 kmod \
-	rpm git
+	rpm rpmlint git
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "pkg: missing ${need_pkgs[*]}; run as root to install" >&2
@@ -112,7 +112,8 @@ want_files() {
 }
 
 deb_tests() {
-	local deb_dkms deb_utils changes s
+	local deb_dkms deb_utils changes s unitdir=/usr/lib/systemd/system
+	command -v dh_movetousr >/dev/null || unitdir=/lib/systemd/system
 	log "dpkg-buildpackage (log: $work/deb-build.log)"
 	if ! (cd "$tree" && dpkg-buildpackage -us -uc -b) \
 		>"$work/deb-build.log" 2>&1; then
@@ -132,11 +133,13 @@ deb_tests() {
 	cp "$work"/*.deb "$changes" "$work"/*.buildinfo "$out"/
 
 	# Run as an unprivileged user when there is one: lintian says so.
-	if lintian --fail-on error,warning --no-tag-display-limit \
+	# Every tag down to pedantic fails; an override must give its reason.
+	if lintian --pedantic --display-info --no-tag-display-limit \
+		--fail-on error,warning,info,pedantic \
 		"$changes" >"$work/lintian.log" 2>&1; then
 		ok lintian
 	else
-		nok lintian "$(grep -E '^[EW]: ' "$work/lintian.log" |
+		nok lintian "$(grep -E '^[EWIP]: ' "$work/lintian.log" |
 			tr '\n' ';' | head -c 600)"
 	fi
 
@@ -147,8 +150,8 @@ deb_tests() {
 		"/usr/src/vfio-dkms-$upstream/vfio_main.c" \
 		"/usr/src/vfio-dkms-$upstream/pci/vfio_pci.c" \
 		"/usr/src/vfio-dkms-$upstream/include/uapi/vfio.h" \
-		/lib/modprobe.d/vfio-dkms.conf \
-		/lib/udev/rules.d/70-vfio-dkms.rules \
+		/usr/lib/modprobe.d/vfio-dkms.conf \
+		/usr/lib/udev/rules.d/70-vfio-dkms.rules \
 		/usr/include/vfio-dkms/vfio.h &&
 	if grep -Eq '^/usr/include/linux/|\.(o|ko|cmd|mod)$|\.mod\.c$' \
 		"$work/list"; then
@@ -160,10 +163,27 @@ deb_tests() {
 	fi
 
 	want_files "$deb_utils" deb-files-vfio-utils /usr/sbin/vfioctl \
-		/lib/systemd/system/vfio-bind.service /etc/vfio/devices.conf \
+		"$unitdir/vfio-bind.service" /etc/vfio/devices.conf \
 		/usr/share/man/man8/vfioctl.8.gz \
 		/usr/share/man/man5/devices.conf.5.gz &&
 		ok deb-files-vfio-utils
+
+	# Nothing ships in the aliased /lib, /bin or /sbin: with merged /usr,
+	# dpkg can lose a file moved between the two spellings.  The one
+	# exception is the unit where this debhelper's dh_installsystemd
+	# needs it, when it has no dh_movetousr (bookworm).
+	local unit_ok='^$'
+	command -v dh_movetousr >/dev/null ||
+		unit_ok='^\./lib/(systemd/(system/(vfio-bind\.service)?)?)?$'
+	dpkg-deb -c "$deb_dkms" >"$work/list"
+	dpkg-deb -c "$deb_utils" >>"$work/list"
+	awk '{print $6}' "$work/list" | grep -Ev "$unit_ok" |
+		grep -E '^\./(lib|lib64|bin|sbin)/.' >"$work/aliased" || true
+	if [ -s "$work/aliased" ]; then
+		nok deb-usr-paths "$(tr '\n' ' ' <"$work/aliased")"
+	else
+		ok deb-usr-paths
+	fi
 
 	# dkms.conf as installed: version filled in, both modules, updates/dkms.
 	mkdir -p "$work/x-dkms" "$work/x-utils"
@@ -228,7 +248,7 @@ deb_tests() {
 		nok deb-default-config "$(tr '\n' ' ' <"$work/check.out")"
 	fi
 
-	modprobe_conf "$work/x-dkms/lib/modprobe.d/vfio-dkms.conf"
+	modprobe_conf "$work/x-dkms/usr/lib/modprobe.d/vfio-dkms.conf"
 	intree_guard "$work/x-dkms/usr/lib/vfio-dkms/intree-guard"
 	dkms_exclusive "$work/x-dkms/usr/src/vfio-dkms-$upstream/dkms.conf"
 
@@ -239,7 +259,7 @@ deb_tests() {
 		awk '/^commands:/ { f = 1; next } /^exit:/ { f = 0 }
 		     f { print $1 }' | paste -sd, -)
 	if "$here/check-udev-rules.py" \
-		"$work/x-dkms/lib/udev/rules.d/70-vfio-dkms.rules" \
+		"$work/x-dkms/usr/lib/udev/rules.d/70-vfio-dkms.rules" \
 		"/usr/sbin/vfioctl:$cmds" >"$work/rules.log" 2>&1 &&
 		[ -x "$work/x-utils/usr/sbin/vfioctl" ]; then
 		ok udev-rules
@@ -252,7 +272,7 @@ deb_tests() {
 	if command -v systemd-analyze >/dev/null; then
 		mkdir -p "$work/unit"
 		sed "s|/usr/sbin/vfioctl|$work/x-utils/usr/sbin/vfioctl|" \
-			"$work/x-utils/lib/systemd/system/vfio-bind.service" \
+			"$work/x-utils$unitdir/vfio-bind.service" \
 			>"$work/unit/vfio-bind.service"
 		if systemd-analyze verify --man=no \
 			"$work/unit/vfio-bind.service" >"$work/verify.log" 2>&1; then
@@ -423,17 +443,25 @@ rpm_tests() {
 	mkdir -p "$top_rpm/SOURCES"
 	tarball=$top_rpm/SOURCES/vfio-dkms-$upstream.tar.gz
 	tar -C "$work" -czf "$tarball" --exclude=debian "vfio-dkms-$upstream"
-	log "rpmbuild (log: $work/rpm-build.log)"
+	log "rpmbuild (log: $out/rpm-build.log)"
 	# --nodeps: BuildRequires name Fedora packages, not in this rpm db.
 	if ! rpmbuild -ba --nodeps --define "_topdir $top_rpm" \
 		--load "$here/rpm-macros" "$tree/vfio.spec" \
-		>"$work/rpm-build.log" 2>&1; then
-		nok rpm-build "rpmbuild failed: $(tail -n 5 "$work/rpm-build.log" |
+		>"$out/rpm-build.log" 2>&1; then
+		nok rpm-build "rpmbuild failed: $(tail -n 5 "$out/rpm-build.log" |
 			tr '\n' ' ')"
 		return
 	fi
 	ok rpm-build
 	rpms=$top_rpm/RPMS
+	# Fedora's rpmlint: no error and no warning, in the spec or a package.
+	if rpmlint -r "$tree/vfio.rpmlintrc" "$tree/vfio.spec" "$rpms"/*/*.rpm \
+		"$top_rpm"/SRPMS/*.rpm >"$out/rpmlint.log" 2>&1; then
+		ok rpmlint
+	else
+		nok rpmlint "$(grep -E ': [EW]: ' "$out/rpmlint.log" |
+			tr '\n' ';' | head -c 600)"
+	fi
 	cp "$rpms"/*/*.rpm "$top_rpm"/SRPMS/*.rpm "$out"/
 	name=$(ls "$rpms"/*/vfio-dkms-"$upstream"-*.rpm)
 	rpm -qlp "$name" >"$work/rpm-dkms.list"
