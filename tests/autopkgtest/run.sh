@@ -183,7 +183,7 @@ else
 	# down to pedantic fails, as in the pkg stage on bookworm.
 	if chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/tmp LC_ALL=C.UTF-8 sh -c "cd $inner && lintian --allow-root \
-		--pedantic --display-info --no-tag-display-limit \
+		--pedantic --display-info --tag-display-limit 0 \
 		--fail-on error,warning,info,pedantic ./*.changes" \
 		>"$work/lintian.log" 2>&1; then
 		echo "ok - $pfx/lintian"
