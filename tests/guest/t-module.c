@@ -14,6 +14,7 @@
  * there; without it (not built for this kernel) the case skips.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -152,6 +153,36 @@ static int reap_within(pid_t pid, int ms)
 	}
 }
 
+/*
+ * Whether an rmmod sleeps in the notifier chain's unregister, queued as
+ * a writer behind the held DEL.  From then on REMOVED, a reader that
+ * comes later, queues behind it: the unload cannot be overtaken.
+ */
+static int rmmod_waits_for_chain(void)
+{
+	char path[300], buf[4096];
+	struct dirent *d;
+	int found = 0;
+	DIR *proc;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (!found && (d = readdir(proc))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (vt_read_file(path, buf, sizeof(buf)) < 0 ||
+		    strcmp(buf, "rmmod"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stack", d->d_name);
+		found = vt_read_file(path, buf, sizeof(buf)) >= 0 &&
+			strstr(buf, "notifier_chain_unregister");
+	}
+	closedir(proc);
+	return found;
+}
+
 /* The attach itself, in a child: it may sleep for good. */
 static int attach_child(void)
 {
@@ -177,6 +208,7 @@ static void test_unload_between_del_and_removed(struct vt *t, void *arg)
 	char path[128], cmd[160];
 	struct utsname u;
 	pid_t rm, unload, attach;
+	uint64_t end;
 	int st, rc;
 
 	(void)arg;
@@ -186,6 +218,8 @@ static void test_unload_between_del_and_removed(struct vt *t, void *arg)
 	if (access(path, F_OK))
 		vt_skip(t, "no vfio_test_hold.ko for %s (tests/kmod not built for this kernel)",
 			u.release);
+	if (access("/proc/self/stack", R_OK))
+		vt_skip(t, "no /proc/PID/stack (CONFIG_STACKTRACE) to see rmmod wait for the held chain");
 	VT_CHECKF(t, system("modprobe vfio_test_hold dev=" HOLD_DEV) == 0,
 		  "modprobe vfio_test_hold failed");
 
@@ -198,16 +232,19 @@ static void test_unload_between_del_and_removed(struct vt *t, void *arg)
 
 	/*
 	 * rmmod unbinds the other devices, then waits in
-	 * bus_unregister_notifier() for the held notifier chain; let it
-	 * get there before the hold ends.
+	 * bus_unregister_notifier() for the held notifier chain; the hold
+	 * ends once it is there (a fixed sleep was not enough on a loaded
+	 * host: REMOVED then came first).
 	 */
 	unload = spawn_sh("rmmod vfio_pci");
 	VT_CHECKF(t, unload > 0, "fork: %s", strerror(errno));
-	VT_CHECKF(t, vt_wait_path("/sys/bus/pci/drivers/vfio", 0, 10000) == 0,
-		  "vfio_pci's driver still registered");
-	usleep(500000);
+	end = vt_now_ms() + 10000;
+	while (!rmmod_waits_for_chain() && vt_now_ms() < end)
+		usleep(10000);
 	VT_CHECKF(t, reap_within(unload, 0) == -1,
 		  "rmmod vfio_pci ended while the notifier chain was held");
+	VT_CHECKF(t, rmmod_waits_for_chain(),
+		  "rmmod vfio_pci not asleep in the bus notifier's unregister after 10 s");
 	VT_OK(t, vt_write_file(HOLD_PARAMS "release", "1"));
 
 	rc = reap_within(rm, 10000);
