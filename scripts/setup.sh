@@ -56,6 +56,11 @@ fi
 want build-essential kmod cpio gzip xz-utils qemu-system-x86 \
 	linux-headers-amd64 python3 socat file
 [ "$PROFILE" = demo ] || want sparse dwarves
+# What scripts/warm-caches.sh needs in the background (chroots, testbed
+# images, the debug kernel), installed here so that it never runs apt
+# beside a stage that does.
+[ "$PROFILE" = demo ] || want mmdebstrap qemu-utils e2fsprogs \
+	bc bison flex libelf-dev libssl-dev linux-source-6.1
 apt_install "${need_pkgs[@]}"
 need_pkgs=()
 

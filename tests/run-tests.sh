@@ -17,11 +17,18 @@ results=$BUILD_DIR/results.txt
 # The stages, in order: each is named after its directory and runs
 # its run.sh (setup: scripts/setup.sh, whose variables the rest use).
 stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl autopkgtest debug)
+warm_pid=
+
+# cpu_ticks: the host's busy and steal ticks, summed over its CPUs.
+cpu_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat
+}
 
 run_stage() {
-	local name=$1 cmd=$2 start rc=0 out
+	local name=$1 cmd=$2 start rc=0 out busy0 steal0 busy1 steal1 secs
 	out=$BUILD_DIR/stage-$name.log
 	start=$(date +%s)
+	read -r busy0 steal0 < <(cpu_ticks)
 	touch "$BUILD_DIR/.stage-start"
 	echo "=== $name: $cmd"
 	if [ ! -x "$cmd" ]; then
@@ -42,7 +49,22 @@ run_stage() {
 			tee -a "$results"
 		tail -n 20 "$out.err" | sed 's/^/#   /'
 	fi
-	echo "=== $name: $(($(date +%s) - start)) s"
+	# How much of the machine the stage (and the cache filling behind
+	# it) kept busy, and how much the hypervisor took: what a slow
+	# stage's time is to be read against.
+	secs=$(($(date +%s) - start))
+	read -r busy1 steal1 < <(cpu_ticks)
+	echo "# $name: CPUs busy $(cpu_share $((busy1 - busy0)) "$secs")," \
+		"stolen $(cpu_share $((steal1 - steal0)) "$secs")"
+	echo "=== $name: $secs s"
+}
+
+# cpu_share TICKS SECONDS: TICKS as a percentage of all CPUs' time.
+cpu_share() {
+	local hz ncpu
+	hz=$(getconf CLK_TCK)
+	ncpu=$(nproc)
+	echo "$(($1 * 100 / (hz * ncpu * ($2 > 0 ? $2 : 1))))% of $ncpu"
 }
 
 # What the host rule protects: the apt sources and pins, the installed
@@ -65,6 +87,14 @@ for name in "${stages[@]}"; do
 		host_state >"$BUILD_DIR/host-before.txt"
 		eval "$(scripts/setup.sh)"
 		host_state >"$BUILD_DIR/host-after.txt"
+		# The caches the late stages need fill behind the early ones,
+		# on what CPU and I/O they leave idle (VFIO_WARM=0: not).
+		if [ "${VFIO_WARM:-1}" != 0 ]; then
+			chrt --idle 0 ionice -c 3 scripts/warm-caches.sh \
+				>"$BUILD_DIR/warm.log" 2>&1 &
+			warm_pid=$!
+			echo "# caches filling in the background: $BUILD_DIR/warm.log"
+		fi
 		if diff -u "$BUILD_DIR/host-before.txt" \
 			"$BUILD_DIR/host-after.txt" >"$BUILD_DIR/host-diff.txt"; then
 			echo "ok - setup/host-untouched: no apt source, kernel image or other suite's package added" |
@@ -78,6 +108,13 @@ for name in "${stages[@]}"; do
 	fi
 	run_stage "$name" "tests/$name/run.sh"
 done
+
+if [ -n "$warm_pid" ]; then
+	# Every stage that needed a cache has waited for it; this only
+	# collects the filler's report.
+	wait "$warm_pid" || true
+	sed 's/^/# /' "$BUILD_DIR/warm.log"
+fi
 
 passed=$(grep -c '^ok - ' "$results" || true)
 failed=$(grep -c '^not ok - ' "$results" || true)

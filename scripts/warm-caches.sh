@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Fill, in the background, the caches that the late stages of
+# `make check` need, while the early stages run:
+#   - the matrix's build chroots (trixie, trixie-backports, sid),
+#   - the autopkgtest testbed images (bookworm, trixie),
+#   - the debug kernel.
+# From cold caches these cost about 30 minutes of a run; most of it
+# waits on the mirror or on one CPU, while the stages in front leave the
+# other one idle.
+#
+# run-tests.sh starts this at idle CPU and I/O priority (SCHED_IDLE,
+# ionice idle), so the stages in the foreground lose nothing but what
+# they leave unused.  Each cache has its own lock: the stage that needs
+# one waits for what this started, then reuses it.  A failure here costs
+# only time: the stage does the work again and reports it.
+#
+# One line per cache on stdout: "warm: NAME: done in N s" or
+# "warm: NAME: failed (status N) after N s, log: FILE".
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+logdir=${BUILD_DIR:-$top/build}/warm
+mkdir -p "$logdir"
+
+fill() {	# name, command...
+	local name=$1 start=$SECONDS rc=0
+	shift
+	"$@" >"$logdir/$name.log" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		echo "warm: $name: done in $((SECONDS - start)) s"
+	else
+		echo "warm: $name: failed (status $rc) after $((SECONDS - start)) s, log: $logdir/$name.log"
+	fi
+}
+
+# In the order the stages need them: the chroots (matrix), then the
+# images (autopkgtest).  Downloads and dpkg, mostly one CPU at a time.
+userlands() {
+	local d
+	for d in trixie trixie-backports sid; do
+		fill "chroot-$d" scripts/chroot.sh "$d"
+	done
+	for d in bookworm trixie; do
+		fill "image-$d" tests/autopkgtest/build-image.sh "$d"
+	done
+}
+
+# The debug stage comes last; its kernel build takes every CPU left.
+userlands &
+fill debug-kernel tests/debug/build-kernel.sh
+wait
