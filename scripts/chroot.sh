@@ -54,9 +54,11 @@ mkdir -p "$CACHE/chroot"
 exec 7>"$CACHE/chroot/$dist.lock"
 flock -w 3600 7 || die "gave up waiting for $dir.lock"
 
+# INITRD=No: the kernel's postinst hooks (initramfs-tools' and dracut's
+# alike) make no initramfs; the VM boots the kernel with one of its own.
 in_chroot() {
 	chroot "$dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		DEBIAN_FRONTEND=noninteractive "$@"
+		DEBIAN_FRONTEND=noninteractive INITRD=No "$@"
 }
 
 pkgs=(kmod linux-image-amd64 linux-headers-amd64 "${extra_pkgs[@]}")
@@ -70,7 +72,7 @@ mmdebstrap_once() {
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--customize-hook='mkdir -p "$1/etc/initramfs-tools" && echo update_initramfs=no >"$1/etc/initramfs-tools/update-initramfs.conf"' \
-		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold $pin ${pkgs[*]} >&2" \
+		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -q -o Dpkg::Options::=--force-confold $pin ${pkgs[*]} >&2" \
 		"$suite" "$dir" "${mirrors[@]}" >&2
 }
 if [ ! -f "$dir/.done" ]; then
@@ -80,7 +82,9 @@ if [ ! -f "$dir/.done" ]; then
 	[ -z "$extra" ] || mirrors+=("deb $uri $extra main")
 	# The kernel packages go in after the base, so that a backports
 	# kernel can be asked for by suite.  The VM boots the kernel with an
-	# initramfs of its own: the distribution's is never generated.
+	# initramfs of its own: the distribution's is never generated (the
+	# update_initramfs=no below is for initramfs-tools' triggers, which
+	# do not look at INITRD).
 	mmdebstrap_once || { rm -rf "$dir"; sleep 30; mmdebstrap_once; } ||
 		die "mmdebstrap of $dist failed"
 	touch "$dir/.done"
