@@ -187,18 +187,25 @@ static void busy_close(struct busy *b)
 }
 
 /* Plug edu2 back; /init's new_id binds it to vfio again. */
+/*
+ * The driver link appears before the driver's probe runs: edu2 is back
+ * on vfio once its group node is there too.
+ */
 static int plug_back(void)
 {
-	char drv[64] = "";
-	uint64_t end;
+	char drv[64] = "", node[64];
+	uint64_t end, now;
 
 	if (vt_plug_edu2(EDU2_SYSFS, BACK_MS))
 		return -1;
 	end = vt_now_ms() + BACK_MS;
-	while (vt_now_ms() < end) {
+	while ((now = vt_now_ms()) < end) {
 		if (vt_device_driver(VT_EDU2, drv, sizeof(drv)) == 0 &&
-		    strcmp(drv, "vfio") == 0)
-			return 0;
+		    strcmp(drv, "vfio") == 0) {
+			snprintf(node, sizeof(node), "/dev/vfio/pci:%d",
+				 vt_group_id(VT_EDU2));
+			return vt_wait_path(node, 1, (int)(end - now));
+		}
 		usleep(100000);
 	}
 	return vt_bind_vfio(VT_EDU2);
