@@ -335,30 +335,44 @@ modprobe_conf() {
 # intree-guard refuses an in-tree module exactly on the kernels that have
 # our vfio.ko in updates/dkms, and otherwise hands the name and options
 # to modprobe --ignore-install (a stub here, on a fake module tree).
+# vfio_iommu_type1 alone is answered with our vfio there, its options
+# named as not applied.
 intree_guard() {
-	local guard=$1 t kver out rc
+	local guard=$1 t kver out rc bad=
 	t=$(mktemp -d)
 	kver=$(uname -r)
 	mkdir -p "$t/bin" "$t/mods/$kver/updates/dkms"
 	printf '#!/bin/sh\necho "modprobe $*"\n' >"$t/bin/modprobe"
 	chmod +x "$t/bin/modprobe"
-	out=$(PATH=$t/bin:$PATH VFIO_DKMS_MODULES=$t/mods \
-		"$guard" vfio_iommu_type1 disable_hugepages=1 2>&1) && rc=0 || rc=$?
+	guard_run() {
+		out=$(PATH=$t/bin:$PATH VFIO_DKMS_MODULES=$t/mods \
+			"$guard" "$@" 2>&1) && rc=0 || rc=$?
+	}
+	guard_run vfio_iommu_type1 disable_hugepages=1
 	if [ "$rc" -ne 0 ] || [ "$out" != "modprobe --ignore-install vfio_iommu_type1 disable_hugepages=1" ]; then
-		nok intree-guard "without our vfio.ko: exit $rc, \"$out\""
-		rm -rf "$t"
-		return
+		bad="without our vfio.ko: exit $rc, \"$out\""
 	fi
 	touch "$t/mods/$kver/updates/dkms/vfio.ko.xz"
-	out=$(PATH=$t/bin:$PATH VFIO_DKMS_MODULES=$t/mods \
-		"$guard" vfio_iommu_type1 2>&1) && rc=0 || rc=$?
-	rm -rf "$t"
-	if [ "$rc" -eq 0 ] || [[ $out == *"modprobe "* ]] ||
-	   [[ $out != *"vfio-dkms replaces"* ]]; then
-		nok intree-guard "with our vfio.ko: exit $rc, \"$out\""
-		return
+	guard_run vfio_pci_core
+	if [ -z "$bad" ] && { [ "$rc" -eq 0 ] || [[ $out == *"modprobe "* ]] ||
+	   [[ $out != *"vfio-dkms replaces"* ]]; }; then
+		bad="vfio_pci_core with our vfio.ko: exit $rc, \"$out\""
 	fi
-	ok intree-guard
+	guard_run vfio_iommu_type1
+	if [ -z "$bad" ] && { [ "$rc" -ne 0 ] || [ "$out" != "modprobe vfio" ]; }; then
+		bad="vfio_iommu_type1 with our vfio.ko: exit $rc, \"$out\""
+	fi
+	guard_run vfio_iommu_type1 allow_unsafe_interrupts=1
+	if [ -z "$bad" ] && { [ "$rc" -ne 0 ] ||
+	   [[ $out != *"not applied: allow_unsafe_interrupts=1 ("*$'\n'"modprobe vfio" ]]; }; then
+		bad="vfio_iommu_type1 with options and our vfio.ko: exit $rc, \"$out\""
+	fi
+	rm -rf "$t"
+	if [ -n "$bad" ]; then
+		nok intree-guard "$bad"
+	else
+		ok intree-guard
+	fi
 }
 
 # BUILD_EXCLUSIVE_KERNEL admits the kernels of the test matrix and every
