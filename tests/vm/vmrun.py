@@ -309,6 +309,30 @@ def main():
         elif a.mode == "run":
             out(line)
 
+    def read_events(events):
+        """Hand each complete line of the ready streams on; True if any
+        stream had something."""
+        got = False
+        for key, _ in events:
+            src = key.data
+            try:
+                if src == "kernel":
+                    chunk = os.read(key.fileobj.fileno(), 65536)
+                else:
+                    chunk = key.fileobj.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                sel.unregister(key.fileobj)
+                continue
+            got = True
+            bufs[src] += chunk
+            while b"\n" in bufs[src]:
+                raw, bufs[src] = bufs[src].split(b"\n", 1)
+                line = raw.decode(errors="replace").rstrip("\r")
+                (on_kernel if src == "kernel" else on_tests)(line)
+        return got
+
     timed_out = None
     while True:
         if proc.poll() is not None and not sel.get_map():
@@ -327,30 +351,34 @@ def main():
         events = sel.select(timeout=1.0)
         if not events and proc.poll() is not None:
             break
-        for key, _ in events:
-            src = key.data
-            try:
-                if src == "kernel":
-                    chunk = os.read(key.fileobj.fileno(), 65536)
-                else:
-                    chunk = key.fileobj.recv(65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                sel.unregister(key.fileobj)
-                continue
+        if read_events(events):
             last_output = time.monotonic()
-            bufs[src] += chunk
-            while b"\n" in bufs[src]:
-                raw, bufs[src] = bufs[src].split(b"\n", 1)
-                line = raw.decode(errors="replace").rstrip("\r")
-                (on_kernel if src == "kernel" else on_tests)(line)
         if suite_end:
             # poweroff -f follows at once; do not wait on a stuck VM.
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
+
+    if timed_out and proc.poll() is None:
+        # Before the kill, ask where a silent guest is stuck: the vCPUs'
+        # registers from QEMU (no answer: QEMU itself is stuck), then an
+        # NMI, which the profile's unknown_nmi_panic turns into a panic
+        # with the backtraces of the CPUs (panic_print=0x40); both reach
+        # even a CPU spinning with interrupts off.
+        for cmd in ("info registers -a", "nmi"):
+            try:
+                reply = monitor.command(cmd)
+            except OSError as e:
+                reply = f"monitor error: {e}"
+            regs = [f for f in reply.split(" | ")
+                    if f.startswith(("CPU#", "RIP=", "RSP=", "EFL="))]
+            log.write(f"[{stamp()} H] {cmd}: "
+                      f"{' '.join(regs) if regs else reply or '(no reply)'}\n")
+        end = time.monotonic() + 20
+        while time.monotonic() < end and proc.poll() is None and \
+                sel.get_map():
+            read_events(sel.select(timeout=1.0))
 
     for src, rest in bufs.items():
         if rest:
