@@ -27,6 +27,14 @@
  * device here with a reset method, a bus reset) while another resets it:
  * every read must see edu's ID or SIGBUS, never what a device that does
  * not decode answers.
+ *
+ * In the last quarter of the run, which forks no more, some ioctl
+ * arguments and read/write buffers lie in pages registered with
+ * userfaultfd, which a server thread fills only after a delay: the kernel
+ * copies from and to them while the fault is outstanding.  MAP_DMA
+ * ranges never lie there.  A longterm pin cannot wait for a userfault, so
+ * gup answers EFAULT at once, and a CONFIG_DEBUG_VM kernel prints a stack
+ * for it ("FAULT_FLAG_ALLOW_RETRY missing") that reads as a report.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,7 +49,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +72,11 @@
 #define EDU_DMA_END	0xa0
 #define MAX_ERRNO_SEEN	4096
 #define MAX_RESET_MMAP	8	/* a reset holds its thread a while */
+#define FORK_GAP_MS	100	/* forks at most this often, see op_fork */
+#define SLOW_PAGES	8	/* userfaultfd pages, served late */
+#define SLOW_DELAY_US	3000	/* the longest a fault waits to be served */
+#define SLOW_REARM_MS	250	/* how often a fresh set of pages comes */
+#define SLOW_AREAS	256	/* sets of pages at most, 8 MiB */
 
 enum kind { K_NONE, K_GROUP, K_IOMMU, K_DEVICE, K_EVENTFD, K_NKINDS };
 
@@ -92,20 +108,26 @@ struct fuzz {
 	uint64_t seed;
 	long max_iters;
 	uint64_t deadline_ms;
+	uint64_t slow_at_ms;	/* when the userfaultfd phase begins */
+	int slow_begun;		/* __atomic: a worker has begun it */
+	struct vt *t;		/* for the checks of that worker */
 	int nthreads;
 	int trace;
 	uint8_t *arena;		/* ARENA_PAGES pages */
 	struct fdev dev[NDEV];
 
-	/* Protects slot[]: threads pick and replace fds under it. */
+	/* Protects slot[] and no_fork: threads pick and replace fds under it. */
 	pthread_mutex_t lock;
 	struct slot slot[NSLOT];
 	unsigned int gen;
+	int no_fork;		/* the userfaultfd phase has begun */
+	uint64_t next_fork_ms;	/* op_fork's rate limit */
 
 	/* Updated with __atomic builtins by every thread. */
 	long iters;
 	long calls;
 	long forks;
+	int forking;		/* op_forks whose child may still live */
 	long errno_count[MAX_ERRNO_SEEN];
 	long odd_errno;		/* errno outside the expected set */
 	int odd_errno_first;
@@ -119,6 +141,18 @@ struct fuzz {
 	int reset_mmap_busy;	/* one op_reset_mmap at a time */
 	long reset_mmaps, resets, reset_reads, reset_sigbus, reset_bad;
 	uint32_t reset_bad_value;
+
+	/*
+	 * The newest SLOW_PAGES registered with uffd (NULL without
+	 * userfaultfd), read with __atomic; the older sets stay mapped.
+	 */
+	uint8_t *slow;
+	uint8_t *slow_area[SLOW_AREAS];	/* slow_server's */
+	int nslow_area;
+	int uffd;
+	int slow_stop;		/* __atomic: tells slow_server to end */
+	long slow_faults;	/* served by slow_server */
+	pthread_t slow_thread;
 };
 
 struct worker {
@@ -394,6 +428,16 @@ static uint32_t rand_index(struct worker *w, uint32_t n)
 	}
 }
 
+/* @len bytes in the userfaultfd pages, or NULL when there are none. */
+static void *slow_ptr(struct worker *w, size_t len)
+{
+	uint8_t *slow = __atomic_load_n(&w->fz->slow, __ATOMIC_ACQUIRE);
+
+	if (!slow || len > SLOW_PAGES * PG)
+		return NULL;
+	return slow + below(w, SLOW_PAGES * PG - len + 1);
+}
+
 /* A user address: inside the arena mostly, else hostile. */
 static uint64_t rand_vaddr(struct worker *w)
 {
@@ -440,6 +484,7 @@ static uint64_t rand_size(struct worker *w)
 static void *rand_argp(struct worker *w, void *buf, size_t len)
 {
 	uint8_t *none = w->fz->arena + ARENA_RO * PG;
+	void *slow;
 
 	switch (below(w, 20)) {
 	case 0: return NULL;
@@ -447,6 +492,10 @@ static void *rand_argp(struct worker *w, void *buf, size_t len)
 	case 2:
 		/* the struct straddles the end of a read-only page */
 		return none - (len > 1 ? 1 + below(w, len - 1) : 1);
+	case 3:
+		/* a page that arrives late; buf's contents are lost there */
+		slow = slow_ptr(w, len);
+		return slow ? slow : buf;
 	default: return buf;
 	}
 }
@@ -824,6 +873,8 @@ static void op_rw(struct worker *w)
 		off &= ~(uint64_t)((len > 4 ? 4 : len) - 1);
 	if (chance(w, 3))
 		p = chance(w, 50) ? NULL : fz->arena + ARENA_RO * PG - 2;
+	else if (chance(w, 5) && slow_ptr(w, len))
+		p = slow_ptr(w, len);
 	if (write_it) {
 		/*
 		 * Every device gets the same checks, including the edu
@@ -1034,7 +1085,20 @@ static void op_fork(struct worker *w)
 		return;
 	fflush(stdout);
 	fflush(stderr);
+	/*
+	 * Every fork leaves the whole process copy-on-write while its child
+	 * lives, and the workers' COW breaks (page-table lock held, TLB flush
+	 * IPI sent) are what locks the TCG guest up (see slow_phase).  Ten
+	 * forks a second test inheritance and exit as well as the fifty
+	 * that came without a limit.
+	 */
 	pthread_mutex_lock(&fz->lock);
+	if (fz->no_fork || vt_now_ms() < fz->next_fork_ms) {
+		pthread_mutex_unlock(&fz->lock);
+		return;
+	}
+	fz->next_fork_ms = vt_now_ms() + FORK_GAP_MS;
+	__atomic_add_fetch(&fz->forking, 1, __ATOMIC_RELAXED);
 	memcpy(copy, fz->slot, sizeof(copy));
 	pid = fork();
 	if (pid == 0) {
@@ -1050,11 +1114,12 @@ static void op_fork(struct worker *w)
 	}
 	pthread_mutex_unlock(&fz->lock);
 	account(w, pid, "fork");
-	if (pid < 0)
-		return;
-	__atomic_add_fetch(&fz->forks, 1, __ATOMIC_RELAXED);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (pid >= 0) {
+		__atomic_add_fetch(&fz->forks, 1, __ATOMIC_RELAXED);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	__atomic_sub_fetch(&fz->forking, 1, __ATOMIC_RELEASE);
 }
 
 typedef void (*op_fn)(struct worker *w);
@@ -1096,16 +1161,22 @@ static void run_ops(struct worker *w, long n)
 	}
 }
 
+static void slow_phase(struct vt *t, struct fuzz *fz);
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct fuzz *fz = w->fz;
+	uint64_t now;
 
-	while (vt_now_ms() < fz->deadline_ms) {
+	while ((now = vt_now_ms()) < fz->deadline_ms) {
 		long it = __atomic_add_fetch(&fz->iters, 1, __ATOMIC_RELAXED);
 
 		if (it > fz->max_iters)
 			break;
+		if ((now >= fz->slow_at_ms || it >= fz->max_iters / 4 * 3) &&
+		    !__atomic_exchange_n(&fz->slow_begun, 1, __ATOMIC_ACQ_REL))
+			slow_phase(fz->t, fz);
 		run_ops(w, 1);
 	}
 	return NULL;
@@ -1162,6 +1233,133 @@ static void close_all(struct fuzz *fz, struct worker *w)
 	(void)fz;
 }
 
+/* A fresh set of SLOW_PAGES registered with uffd, or NULL. */
+static uint8_t *slow_area(struct fuzz *fz)
+{
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	uint8_t *p;
+
+	if (fz->nslow_area == SLOW_AREAS)
+		return NULL;
+	p = mmap(NULL, SLOW_PAGES * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	reg.range.start = (uintptr_t)p;
+	reg.range.len = SLOW_PAGES * PG;
+	if (ioctl(fz->uffd, UFFDIO_REGISTER, &reg)) {
+		munmap(p, SLOW_PAGES * PG);
+		return NULL;
+	}
+	fz->slow_area[fz->nslow_area++] = p;
+	return p;
+}
+
+/*
+ * Serve the userfaultfd pages' faults, each after a random delay of up
+ * to SLOW_DELAY_US (late, never lost: every call must end), and offer a
+ * fresh set of pages every SLOW_REARM_MS, so that calls keep meeting
+ * missing ones.  Fresh pages, not the served ones dropped again: a drop
+ * is a TLB shootdown, and with one a second the guest locked up under
+ * TCG (both vCPUs stuck for good, one waiting for the other to take its
+ * flush IPI), which fresh pages never did.
+ */
+static void *slow_server(void *arg)
+{
+	static uint8_t fill[PG] __attribute__((aligned(PG)));
+	struct fuzz *fz = arg;
+	uint64_t rng = fz->seed | 1, rearm = vt_now_ms() + SLOW_REARM_MS;
+	struct uffd_msg msg;
+	uint8_t *p;
+
+	memset(fill, 0x5a, sizeof(fill));
+	while (!__atomic_load_n(&fz->slow_stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { .fd = fz->uffd, .events = POLLIN };
+		struct uffdio_copy copy = { .src = (uintptr_t)fill,
+					    .len = PG };
+
+		if (vt_now_ms() >= rearm) {
+			p = slow_area(fz);
+			if (p)
+				__atomic_store_n(&fz->slow, p, __ATOMIC_RELEASE);
+			rearm = vt_now_ms() + SLOW_REARM_MS;
+		}
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		if (read(fz->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		usleep(rng % SLOW_DELAY_US);
+		copy.dst = msg.arg.pagefault.address & ~(uint64_t)(PG - 1);
+		/* EEXIST: another fault on the page came first. */
+		if (ioctl(fz->uffd, UFFDIO_COPY, &copy) == 0)
+			__atomic_add_fetch(&fz->slow_faults, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* The userfaultfd pages and their server; none when uffd is not there. */
+static void slow_start(struct vt *t, struct fuzz *fz)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	uint8_t *p;
+
+	fz->slow = NULL;
+	fz->nslow_area = 0;
+	fz->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fz->uffd < 0) {
+		printf("# no userfaultfd (%s): no late pages\n",
+		       strerror(errno));
+		return;
+	}
+	VT_OK(t, ioctl(fz->uffd, UFFDIO_API, &api));
+	p = slow_area(fz);
+	VT_CHECKF(t, p, "userfaultfd pages: %s", strerror(errno));
+	VT_CHECKF(t, pthread_create(&fz->slow_thread, NULL, slow_server,
+				    fz) == 0, "pthread_create failed");
+	/* The workers run already: from here on they may take the pages. */
+	__atomic_store_n(&fz->slow, p, __ATOMIC_RELEASE);
+}
+
+static void slow_stop(struct fuzz *fz)
+{
+	int i;
+
+	if (!fz->slow)
+		return;
+	__atomic_store_n(&fz->slow_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(fz->slow_thread, NULL);
+	close(fz->uffd);
+	for (i = 0; i < fz->nslow_area; i++)
+		munmap(fz->slow_area[i], SLOW_PAGES * PG);
+}
+
+/*
+ * The last quarter of the run (in time or in iterations, whichever ends
+ * it) hands out the userfaultfd pages, and forks no more.  Under TCG the guest sometimes locks up while a fork's child
+ * lives: one vCPU breaking copy-on-write (a fault, a MAP_DMA pin) sends
+ * the TLB flush IPI with the page-table lock held, the other spins on
+ * that lock with interrupts on and never takes the IPI.  No VFIO code is
+ * on either stack, and a real machine takes the IPI.  Without a fork
+ * limit it came once in about two minutes of fuzzing; with the thread
+ * that serves the late pages beside the forks (it wakes every few
+ * milliseconds), within a minute.  Without forks nothing is copied on
+ * write, so the two stay apart.  The worker that first sees the time
+ * starts the phase, so that no extra thread wakes before it.
+ */
+static void slow_phase(struct vt *t, struct fuzz *fz)
+{
+	pthread_mutex_lock(&fz->lock);
+	fz->no_fork = 1;
+	pthread_mutex_unlock(&fz->lock);
+	while (__atomic_load_n(&fz->forking, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	slow_start(t, fz);
+}
+
 struct start {
 	long pins;
 	long vmlck;
@@ -1198,9 +1396,10 @@ static void test_fuzz(struct vt *t, void *arg)
 		fz->slot[i].fd = -1;
 		fz->slot[i].kind = K_NONE;
 	}
-
 	t0 = vt_now_ms();
+	fz->slow_at_ms = t0 + fz->deadline_ms * 3 / 4;
 	fz->deadline_ms += t0;
+	fz->t = t;
 	for (i = 0; i < fz->nthreads; i++) {
 		w[i] = (struct worker){ .fz = fz, .id = i,
 					.rng = fz->seed * 0x9e3779b97f4a7c15ULL +
@@ -1212,6 +1411,7 @@ static void test_fuzz(struct vt *t, void *arg)
 		pthread_join(th[i], NULL);
 	close_all(fz, &w[0]);
 	unmerge_all(fz);
+	slow_stop(fz);
 
 	printf("# t-fuzz: seed %" PRIu64 ", %d threads, %ld iterations, "
 	       "%ld calls, %ld forks in %.1f s\n", fz->seed, fz->nthreads,
@@ -1223,15 +1423,18 @@ static void test_fuzz(struct vt *t, void *arg)
 			printf(" %s=%ld", strerrorname_np(e) ?
 			       strerrorname_np(e) : "?", fz->errno_count[e]);
 	printf("\n# %ld decode toggles, %ld mmap reads raised SIGBUS; "
-	       "edu2: %ld resets, %ld reads beside them (%ld SIGBUS)",
+	       "edu2: %ld resets, %ld reads beside them (%ld SIGBUS); "
+	       "%ld late userfaultfd pages served",
 	       fz->decode_toggles, fz->mmap_sigbus, fz->resets,
-	       fz->reset_reads, fz->reset_sigbus);
+	       fz->reset_reads, fz->reset_sigbus, fz->slow_faults);
 	printf("\n# reproduce: t-fuzz %" PRIu64 " %ld <secs> 1 "
 	       "(VT_FUZZ_TRACE=1 to print every call)\n", fz->seed,
 	       fz->max_iters);
 	fflush(stdout);
 
 	VT_CHECKF(t, fz->calls > 0, "no calls were made");
+	VT_CHECKF(t, !fz->slow || fz->slow_faults > 0, "no call touched the "
+		  "userfaultfd pages");
 	VT_CHECKF(t, fz->odd_errno == 0, "%ld calls failed with an unexpected "
 		    "errno, first %d (%s) from %s", fz->odd_errno,
 		    fz->odd_errno_first, strerror(fz->odd_errno_first),
