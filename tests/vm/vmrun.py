@@ -364,8 +364,8 @@ def main():
         # Before the kill, ask where a silent guest is stuck: the vCPUs'
         # registers from QEMU (no answer: QEMU itself is stuck), then an
         # NMI, which the profile's unknown_nmi_panic turns into a panic
-        # with the backtraces of the CPUs (panic_print=0x40); both reach
-        # even a CPU spinning with interrupts off.
+        # with every task's stack and the CPUs' backtraces (panic_print);
+        # both reach even a CPU spinning with interrupts off.
         for cmd in ("info registers -a", "nmi"):
             try:
                 reply = monitor.command(cmd)
@@ -375,7 +375,7 @@ def main():
                     if f.startswith(("CPU#", "RIP=", "RSP=", "EFL="))]
             log.write(f"[{stamp()} H] {cmd}: "
                       f"{' '.join(regs) if regs else reply or '(no reply)'}\n")
-        end = time.monotonic() + 20
+        end = time.monotonic() + 40
         while time.monotonic() < end and proc.poll() is None and \
                 sel.get_map():
             read_events(sel.select(timeout=1.0))
