@@ -855,7 +855,7 @@ static void op_rw(struct worker *w)
 	const struct vfio_region_info *ri;
 	uint64_t off, base;
 	size_t len;
-	void *p = buf;
+	void *p = buf, *slow;
 	long r;
 
 	ri = index < VFIO_PCI_NUM_REGIONS ? &fz->dev[dev].region[index] : NULL;
@@ -873,8 +873,8 @@ static void op_rw(struct worker *w)
 		off &= ~(uint64_t)((len > 4 ? 4 : len) - 1);
 	if (chance(w, 3))
 		p = chance(w, 50) ? NULL : fz->arena + ARENA_RO * PG - 2;
-	else if (chance(w, 5) && slow_ptr(w, len))
-		p = slow_ptr(w, len);
+	else if (chance(w, 5) && (slow = slow_ptr(w, len)))
+		p = slow;
 	if (write_it) {
 		/*
 		 * Every device gets the same checks, including the edu
@@ -1339,10 +1339,11 @@ static void slow_stop(struct fuzz *fz)
 
 /*
  * The last quarter of the run (in time or in iterations, whichever ends
- * it) hands out the userfaultfd pages, and forks no more.  Under TCG the guest sometimes locks up while a fork's child
- * lives: one vCPU breaking copy-on-write (a fault, a MAP_DMA pin) sends
- * the TLB flush IPI with the page-table lock held, the other spins on
- * that lock with interrupts on and never takes the IPI.  No VFIO code is
+ * it) hands out the userfaultfd pages, and forks no more.  Under TCG the
+ * guest sometimes locks up while a fork's child lives: one vCPU breaking
+ * copy-on-write (a fault, a MAP_DMA pin) sends the TLB flush IPI with the
+ * page-table lock held, the other spins on that lock with interrupts on
+ * and never takes the IPI.  No VFIO code is
  * on either stack, and a real machine takes the IPI.  Without a fork
  * limit it came once in about two minutes of fuzzing; with the thread
  * that serves the late pages beside the forks (it wakes every few

@@ -372,7 +372,7 @@ def main():
             except OSError as e:
                 reply = f"monitor error: {e}"
             regs = [f for f in reply.split(" | ")
-                    if f.startswith(("CPU#", "RIP=", "RSP=", "EFL="))]
+                    if f.startswith(("CPU#", "RIP="))]
             log.write(f"[{stamp()} H] {cmd}: "
                       f"{' '.join(regs) if regs else reply or '(no reply)'}\n")
         end = time.monotonic() + 40
