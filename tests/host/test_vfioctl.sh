@@ -8,6 +8,7 @@
 set -euo pipefail
 
 : "${VFIOCTL:?set VFIOCTL to the fake-kernel vfioctl}"
+PYTHON=${PYTHON:-python3}
 scratch=${1:?usage: test_vfioctl.sh SCRATCH-DIR}
 uid=$(id -u)
 gid=$(id -g)
@@ -70,14 +71,23 @@ mkdisk() {
 	fi
 }
 
+# Every case starts from the same tree, at the same path: the first
+# call builds it and keeps a copy, the others restore that copy (its
+# symlinks are absolute, into $scratch/case).  Building it costs some
+# forty processes; a copy, two.
 fresh_tree() {
-	T=$(mktemp -d "$scratch/case.XXXXXX")
+	T=$scratch/case
 	S=$T/sys
 	CONF=$T/devices.conf
 	STATE=$T/run
 	DEV=$T/dev
 	LOG=$T/log
 	P=$T/proc
+	rm -rf "$T"
+	if [ -d "$scratch/template" ]; then
+		cp -a "$scratch/template" "$T"
+		return
+	fi
 	mkdir -p "$S/bus/pci/devices" "$DEV" "$P/net" "$P/self"
 	printf 'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n' \
 		>"$P/net/route"
@@ -101,6 +111,7 @@ fresh_tree() {
 	mkdev 0000:00:05.0 1b36:0001 060400 5 -
 	mkdev 0000:01:00.0 1234:11e8 00ff00 5 -
 	mkdev 0000:00:06.0 8086:10d3 020000 - e1000e
+	cp -a "$T" "$scratch/template"
 }
 
 vf() {
@@ -206,7 +217,7 @@ case_list_viable_after_bind() {
 case_list_json() {
 	conf "0000:00:04.0"
 	rc 0 vf --json list
-	python3 - "$T/out" <<'PY' || die "json check failed"
+	"$PYTHON" - "$T/out" <<'PY' || die "json check failed"
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert len(d) == 9, len(d)
@@ -228,7 +239,7 @@ case_json_escaping() {
 	ln -s "$S/bus/pci/drivers/we\"ird\\drv" \
 		"$S/bus/pci/devices/0000:00:04.0/driver"
 	rc 0 vf --json list
-	python3 - "$T/out" <<'PY' || die "escaped json wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "escaped json wrong"
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert d["0000:00:04.0"]["driver"] == 'we"ird\\drv'
@@ -817,7 +828,7 @@ case_list_net_and_class() {
 	[ "$(grep -c '^0000:' "$T/out")" -eq 1 ] ||
 		die "serial-bus: $(cat "$T/out")"
 	rc 0 vf --json list --class net
-	python3 - "$T/out" <<'PY' || die "json net wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "json net wrong"
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert set(d) == {"0000:00:02.0", "0000:00:06.0"}, d
@@ -891,7 +902,7 @@ case_list_names() {
 	grep -Eq '^0000:00:05\.0 .* - +-$' "$T/out" ||
 		die "00:05.0: $(grep 00:05.0 "$T/out")"
 	rc 0 vf --json list
-	python3 - "$T/out" <<'PY' || die "json names wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "json names wrong"
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert d["0000:00:03.0"]["vendor_name"] == "QEMU", d["0000:00:03.0"]
@@ -911,7 +922,7 @@ case_status_no_config() {
 	rc 0 vf status
 	want_in "$T/out" "$CONF: no devices configured"
 	rc 0 vf --json status
-	python3 - "$T/out" <<'PY' || die "json wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "json wrong"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["entries"] == 0 and s["devices"] == [] and s["ok"] is True, s
@@ -924,7 +935,7 @@ case_status_json_keys() {
 	rc 0 vf bind 0000:00:04.0 0000:00:03.0
 	: >"$DEV/pci:3"
 	rc 5 vf --json status
-	python3 - "$T/out" <<'PY' || die "json keys differ"
+	"$PYTHON" - "$T/out" <<'PY' || die "json keys differ"
 import json, sys
 s = json.load(open(sys.argv[1]))
 keys = None
@@ -1096,7 +1107,7 @@ case_status() {
 	grep -Eq '^0000:00:04\.0 .*DIFFERS \(want vfio\)' "$T/out" ||
 		die "unbound device not flagged: $(cat "$T/out")"
 	rc 5 vf --json status
-	python3 - "$T/out" "$uid" <<'PY' || die "status json wrong"
+	"$PYTHON" - "$T/out" "$uid" <<'PY' || die "status json wrong"
 import json, sys
 s = json.load(open(sys.argv[1]))
 d = {x["address"]: x for x in s["devices"]}
@@ -1197,7 +1208,7 @@ case_status_wider() {
 	grep -Eq '^0000:00:04\.0 .* WIDER ' "$T/out" ||
 		die "wider node not flagged: $(cat "$T/out")"
 	rc 5 vf --json status
-	python3 - "$T/out" <<'PY' || die "status json wider wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "status json wider wrong"
 import json, sys
 s = json.load(open(sys.argv[1]))
 a = s["devices"][0]
@@ -1302,7 +1313,7 @@ case_udev_claim_config_error() {
 # PCI, 4096: PCIe) with the capabilities named: pm, pm-nosoftrst, msi, msix,
 # exp, exp-flr, af-flr (the standard list), acs (extended), mf (header type).
 mkcfg() {
-	python3 - "$S/bus/pci/devices/$1/config" "${@:2}" <<'PY'
+	"$PYTHON" - "$S/bus/pci/devices/$1/config" "${@:2}" <<'PY'
 import struct, sys
 path, size, *caps = sys.argv[1:]
 b = bytearray(int(size))
@@ -1697,7 +1708,7 @@ case_doctor_json() {
 	doctor_tree
 	mknet 0000:00:02.0 eth0 up 0x1003
 	rc 5 dvf --json doctor 0000:00:02.0 0000:00:04.0
-	python3 - "$T/out" <<'PY' || die "doctor json wrong"
+	"$PYTHON" - "$T/out" <<'PY' || die "doctor json wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 fs = d["findings"]
