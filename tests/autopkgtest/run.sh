@@ -33,13 +33,15 @@ ALL_SUITES=(bookworm trixie)
 
 # No suite: every suite, each in a run of its own, one after the other
 # (VFIO_AUTOPKGTEST_JOBS=2: both testbeds at once), then each run's
-# lines in suite order and one line per suite.  Two testbeds side by
-# side take 21 minutes where one after the other take 31, but a loaded
-# testbed can miss autopkgtest-virt-qemu's fixed 10 s for mounting its
+# lines (as they come, or in suite order after both) and one line per
+# suite.  Two testbeds side by side take 21 minutes where one after the
+# other take 31, but a loaded testbed can miss autopkgtest-virt-qemu's fixed 10 s for mounting its
 # shared directory after a reboot ("timed out on client shared
 # directory setup"): so not by default.
 if [ $# -eq 0 ]; then
 	jobs=${VFIO_AUTOPKGTEST_JOBS:-1}
+	live=/dev/null
+	[ "$jobs" -gt 1 ] || live=/dev/stdout
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	running=()
@@ -50,10 +52,11 @@ if [ $# -eq 0 ]; then
 		fi
 		echo "# suite $suite: started"
 		(
+			set +e
 			start=$(date +%s)
-			rc=0
-			"$0" "$suite" >"$tmp/$suite.out" || rc=$?
-			echo "$rc $(($(date +%s) - start))" >"$tmp/$suite.rc"
+			# One at a time, the lines show as they come.
+			"$0" "$suite" | tee "$tmp/$suite.out" >"$live"
+			echo "${PIPESTATUS[0]} $(($(date +%s) - start))" >"$tmp/$suite.rc"
 		) &
 		running+=("$!")
 	done
@@ -61,8 +64,10 @@ if [ $# -eq 0 ]; then
 	rc=0
 	results=()
 	for suite in "${ALL_SUITES[@]}"; do
-		echo "# suite $suite"
-		cat "$tmp/$suite.out"
+		if [ "$live" = /dev/null ]; then
+			echo "# suite $suite"
+			cat "$tmp/$suite.out"
+		fi
 		read -r src secs <"$tmp/$suite.rc"
 		[ "$src" -eq 0 ] || rc=1
 		results+=("$(printf '%s: %d ok, %d not ok, exit %d, %d s' "$suite" \
