@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * t-device-msix: MSI-X and extended config space, on an Intel 82574L
- * (QEMU e1000e), which the standard VM does not have: run with
+ * (QEMU e1000e), which the standard VM does not have: the msix machine
+ * of tests/vm/machines.toml has one,
  *
- *   tests/vm/run-suite.sh --only t-device-msix \
- *       --qemu-args "-device e1000e,addr=06.0"
+ *   tests/vm/run-suite.sh --machine msix --only t-device-msix
  *
  * and every case skips without it.  No driver in the guest claims the
  * NIC; it is bound to vfio here and unbound again at the end.
@@ -151,8 +151,7 @@ static void nic_open(struct vt *t, struct nic *n)
 
 	VT_CHECKF(t, n->present >= 0, "%s could not be bound to vfio", n->name);
 	if (!n->present)
-		vt_skip(t, "no e1000e (run with --qemu-args \"-device "
-			"e1000e,addr=06.0\")");
+		vt_skip(t, "no e1000e (run-suite.sh --machine msix)");
 	VT_CHECKF(t, vt_open_dev(&n->d, n->name) == 0, "open %s: %s", n->name,
 		  strerror(errno));
 	for (i = 0; i < MAXV; i++) {

@@ -293,8 +293,8 @@ static void __attribute__((noreturn)) reader_body(int ready, int fd,
  * A pread of a whole BAR is one access per 4 bytes, each trapping into
  * QEMU: about 30 ms for edu's 1 MiB, which any kernel finishes within
  * the bound, but some 20 s for READ_MAX of a big BAR, which only a pread
- * that gives up on a fatal signal does: run with --qemu-args
- * "-device pci-testdev,id=big,addr=06.0,membar=512M" to see that.  The
+ * that gives up on a fatal signal does: the slow machine's 512 MiB
+ * pci-testdev (run-suite.sh --machine slow) shows that.  The
  * kill lands early in the child's first pread.  The device fd stays open in
  * the parent, so the child's exit does not release the device and the
  * time measured is that of the pread giving up.
