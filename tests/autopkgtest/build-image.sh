@@ -175,6 +175,13 @@ echo MODULES=list >"$r/etc/initramfs-tools/conf.d/vfio-testbed"
 printf '%s\n' virtio_pci virtio_blk ext4 >>"$r/etc/initramfs-tools/modules"
 chroot "$r" update-initramfs -u -k all
 
+# After each boot autopkgtest-virt-qemu mounts its shared directory
+# over 9p and allows 10 s for it: loading the 9p modules then (xz and
+# signature checked, under TCG, with the boot's services still
+# starting) can take longer on a busy host.  Load them while booting,
+# which has the reboot timeout.
+printf '%s\n' 9pnet_virtio 9p >"$r/etc/modules-load.d/autopkgtest-9p.conf"
+
 # Nothing in the testbed may wait for a network or run periodic jobs that
 # compete with the test for the two emulated CPUs.
 for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
