@@ -66,26 +66,25 @@ build() {
 	echo "CHROOT=$CHROOT KVER=$KVER" >"$B/$dist/env"
 }
 
-# The chroots are independent: make and build them in parallel, then
-# boot one VM at a time.
+# The chroots are independent: make and build them all at once, and
+# boot each row's kernel as soon as its build is done, one VM at a time
+# (the rows behind it go on building meanwhile).
 want=("$@")
-pids=()
+declare -A pid=()
 for row in "${matrix[@]}"; do
 	read -r dist _ <<<"$row"
 	if [ ${#want[@]} -gt 0 ] && ! [[ " ${want[*]} " == *" $dist "* ]]; then
 		continue
 	fi
 	build "$dist" >"$B/$dist.result" &
-	pids+=($!)
-done
-for p in "${pids[@]}"; do
-	wait "$p" || true
+	pid[$dist]=$!
 done
 
 status=0
 for row in "${matrix[@]}"; do
 	read -r dist boot <<<"$row"
-	[ -f "$B/$dist.result" ] || continue
+	[ -n "${pid[$dist]:-}" ] || continue
+	wait "${pid[$dist]}" || true
 	cat "$B/$dist.result"
 	grep -q '^not ok' "$B/$dist.result" && { status=1; continue; }
 	[ "$boot" = yes ] || continue
