@@ -3,12 +3,13 @@
 #
 # Fill, in the background, the caches that the late stages of
 # `make check` need, while the early stages run:
-#   - the matrix's build chroots (trixie, trixie-backports, sid),
-#   - the autopkgtest testbed images (bookworm, trixie),
-#   - the debug kernel.
+#   - the matrix's build chroots of trixie and trixie-backports,
+#   - the debug kernel,
+#   - the autopkgtest testbed images (bookworm, trixie).
 # From cold caches these cost about 30 minutes of a run; most of it
 # waits on the mirror or on one CPU, while the stages in front leave the
-# other one idle.
+# other one idle.  sid's chroot is not among them: the matrix stage
+# makes it, at full priority, while it boots the other rows' kernels.
 #
 # run-tests.sh starts this at idle CPU and I/O priority (SCHED_IDLE,
 # ionice idle), so the stages in the foreground lose nothing but what
@@ -38,17 +39,23 @@ fill() {	# name, command...
 
 # In the order the stages need them: the chroots (matrix), then the
 # images (autopkgtest).  Downloads and dpkg, mostly one CPU at a time.
+# The trixie chroot gets at once what the autopkgtest stage builds the
+# trixie packages with, before trixie-backports is copied from it.  sid
+# is left to the matrix: a stage that waits for a cache this script is
+# still filling waits on a task that gets no CPU while the stage's own
+# VMs run.
 userlands() {
-	local d
-	for d in trixie trixie-backports sid; do
-		fill "chroot-$d" scripts/chroot.sh "$d"
-	done
+	local d deps=()
+	mapfile -t deps < <(scripts/build-deps.sh || true)
+	fill chroot-trixie scripts/chroot.sh trixie "${deps[@]}" lintian
+	fill chroot-trixie-backports scripts/chroot.sh trixie-backports
 	for d in bookworm trixie; do
 		fill "image-$d" tests/autopkgtest/build-image.sh "$d"
 	done
 }
 
-# The debug stage comes last; its kernel build takes every CPU left.
+# The debug stage comes before the autopkgtest one; its kernel build
+# takes every CPU left.
 userlands &
 fill debug-kernel tests/debug/build-kernel.sh
 wait

@@ -16,7 +16,7 @@ results=$BUILD_DIR/results.txt
 
 # The stages, in order: each is named after its directory and runs
 # its run.sh (setup: scripts/setup.sh, whose variables the rest use).
-stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl autopkgtest debug)
+stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl debug autopkgtest)
 warm_pid=
 
 # cpu_ticks: the host's busy and steal ticks, summed over its CPUs.

@@ -171,17 +171,8 @@ if [ "$SUITE" = "$host_suite" ]; then
 else
 	# Another release's packages are built with its own toolchain, in
 	# its chroot (never on this host), with the build dependencies of
-	# debian/control installed there: one name per dependency (the
-	# first of alternatives), build profiles off, apt picking the
-	# provider of a virtual name (debhelper-compat, dh-sequence-dkms).
-	deps=$(perl -MDpkg::Control::Info -MDpkg::Deps -e '
-		my $c = Dpkg::Control::Info->new($ARGV[0])->get_source;
-		my $d = deps_parse($c->{"Build-Depends"} // "", build_dep => 1,
-				   reduce_restrictions => 1, build_profiles => []);
-		for my $x ($d->get_deps) {
-			($x) = $x->get_deps if $x->isa("Dpkg::Deps::Union");
-			print $x->{package}, "\n";
-		}' "$top/debian/control") ||
+	# debian/control installed there.
+	deps=$("$top/scripts/build-deps.sh") ||
 		bail build "cannot read the build dependencies of debian/control"
 	# shellcheck disable=SC2086 # one package name per word
 	env=$("$top/scripts/chroot.sh" "$SUITE" $deps lintian \
