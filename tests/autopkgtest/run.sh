@@ -31,6 +31,24 @@ RAM_MIB=${VFIO_AUTOPKGTEST_RAM:-3072}
 DEFAULT_SUITE=bookworm
 ALL_SUITES=(bookworm trixie)
 
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
+
+# ---- tools ---------------------------------------------------------------
+# What this host runs the stage with (its own release's packages), made
+# complete before the suites start: two suites installing at once would
+# race for apt's locks, and the second one fail.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "not ok - autopkgtest/setup: must run as root (apt-get, mmdebstrap)"
+	exit 1
+fi
+want autopkgtest mmdebstrap qemu-system-x86 qemu-utils e2fsprogs \
+	dpkg-dev debhelper dh-dkms build-essential python3
+if ! install_wanted; then
+	echo "not ok - autopkgtest/setup: cannot install ${need_pkgs[*]}"
+	exit 1
+fi
+
 # No suite: every suite, each in a run of its own, both testbeds at
 # once (VFIO_AUTOPKGTEST_JOBS=1: one after the other), then each run's
 # lines (in suite order after both, or as they come when one at a time)
@@ -108,22 +126,6 @@ bail() {
 	[ -z "${3:-}" ] || tail -n 40 "$3" | sed 's/^/#   /'
 	exit 1
 }
-
-[ "$(id -u)" -eq 0 ] || bail setup "must run as root (apt-get, mmdebstrap)"
-
-# ---- tools ---------------------------------------------------------------
-need=()
-for pkg in autopkgtest mmdebstrap qemu-system-x86 qemu-utils e2fsprogs \
-	   dpkg-dev debhelper dh-dkms build-essential python3; do
-	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-		grep -q 'install ok installed' || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-	log "installing ${need[*]}"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "${need[@]}" >&2
-fi
 
 # ---- packages --------------------------------------------------------------
 # Two runs of one suite would share (and delete) one work directory.
