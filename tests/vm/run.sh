@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The vm stage of `make check`: the guest suite on the std machine, then
+# The vm stage of `make check`: the watcher's own test (test_vmrun.py,
+# against a stand-in QEMU), the guest suite on the std machine, then
 # t-device-msix on the msix machine (none of std's devices has an MSI-X
 # table, so that program skips every case there), then t-kill and
 # t-device-close on the slow machine (a 512 MiB BAR, a device with FLR).
@@ -13,6 +14,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 rc=0
+python3 "$top/tests/vm/test_vmrun.py" || rc=1
 "$top/tests/vm/run-suite.sh" || rc=1
 cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
 "$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$' || rc=1
