@@ -3,7 +3,8 @@
 #
 # A Debian build chroot for one distribution of the kernel matrix, made
 # once with mmdebstrap under the cache (trixie-backports: from a copy of
-# trixie's) and brought up to date on every call, so that "newest" means what a new user would get today:
+# trixie's) and brought up to date on every call, so that "newest" means
+# what a new user would get today:
 #   scripts/chroot.sh DIST [PACKAGE...]
 # DIST is trixie, trixie-backports or sid.  The chroot holds that
 # distribution's compiler and build-essential, its newest kernel image
@@ -40,11 +41,8 @@ sid) suite=sid extra='' pin=''
 *) die "unknown distribution $dist" ;;
 esac
 [ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap, chroot)"
-command -v mmdebstrap >/dev/null || {
-	log "installing mmdebstrap"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends mmdebstrap >&2
-}
+want mmdebstrap
+install_wanted
 
 uri=$(host_debian_mirror)
 [ -n "$uri" ] || die "no Debian entry in this machine's apt sources"
@@ -59,6 +57,15 @@ flock -w 3600 7 || die "gave up waiting for $dir.lock"
 in_chroot() {
 	chroot "$dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		DEBIAN_FRONTEND=noninteractive INITRD=No "$@"
+}
+
+# chroot_apt_install PACKAGE...: refresh the chroot's package lists and
+# install or upgrade the PACKAGEs (from trixie-backports there).
+# shellcheck disable=SC2086 # $pin: 0 or 2 words
+chroot_apt_install() {
+	in_chroot apt-get update -qq >&2 &&
+		in_chroot apt-get install -y -qq \
+			-o Dpkg::Options::=--force-confold $pin "$@" >&2
 }
 
 pkgs=(kmod linux-image-amd64 linux-headers-amd64 "${extra_pkgs[@]}")
@@ -82,18 +89,13 @@ mmdebstrap_once() {
 derive_from_trixie() {
 	local base=$CACHE/chroot/trixie
 	"$0" trixie >/dev/null
-	exec 6>"$base.lock"
-	flock -w 3600 6 || return 1
-	rm -rf "$dir"
-	cp -a "$base" "$dir" || { exec 6>&-; return 1; }
-	exec 6>&-
+	# Under trixie's lock: its own update may be rewriting it.
+	(flock -w 3600 6 && rm -rf "$dir" && cp -a "$base" "$dir") \
+		6>"$base.lock" || return 1
 	rm -f "$dir/.done"
 	rm -rf "$dir/tmp/"*
 	echo "deb $uri $extra main" >"$dir/etc/apt/sources.list.d/$extra.list"
-	# shellcheck disable=SC2086 # $pin: 0 or 2 words
-	in_chroot apt-get update -qq >&2 &&
-		in_chroot apt-get install -y -qq -o Dpkg::Options::=--force-confold \
-			$pin "${pkgs[@]}" >&2
+	chroot_apt_install "${pkgs[@]}"
 }
 if [ ! -f "$dir/.done" ] && [ "$dist" = trixie-backports ]; then
 	log "making the $dist chroot from the trixie one (a few minutes, once)"
@@ -115,10 +117,7 @@ elif [ ! -f "$dir/.done" ]; then
 elif [ -n "$(find "$dir/.done" -mmin +720)" ]; then
 	# Half a day old: take what the archive has now.
 	log "updating the $dist chroot"
-	# shellcheck disable=SC2086
-	if in_chroot apt-get update -qq >&2 &&
-	   in_chroot apt-get install -y -qq -o Dpkg::Options::=--force-confold \
-		$pin "${pkgs[@]}" >&2; then
+	if chroot_apt_install "${pkgs[@]}"; then
 		in_chroot apt-get autoremove -y -qq --purge >&2 || true
 		touch "$dir/.done"
 	else
@@ -135,12 +134,8 @@ for p in "${extra_pkgs[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	log "installing ${missing[*]} in the $dist chroot"
-	# shellcheck disable=SC2086
-	if ! in_chroot apt-get update -qq >&2 ||
-	   ! in_chroot apt-get install -y -qq -o Dpkg::Options::=--force-confold \
-		$pin "${missing[@]}" >&2; then
+	chroot_apt_install "${missing[@]}" ||
 		die "cannot install ${missing[*]} in the $dist chroot"
-	fi
 fi
 
 # The newest kernel that has both its image and its headers.

@@ -60,22 +60,15 @@ trixie)
 	;;
 esac
 
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../../scripts/lib.sh"
 log() { echo "build-image: $*" >&2; }
 die() { echo "build-image: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (chroot, mkfs)"
 
-need=()
-for pkg in mmdebstrap qemu-utils e2fsprogs; do
-	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-		grep -q 'install ok installed' || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-	log "installing ${need[*]}"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "${need[@]}" >&2
-fi
+want mmdebstrap qemu-utils e2fsprogs
+install_wanted || die "cannot install ${need_pkgs[*]}"
 
 # The testbed uses the same Debian mirror as this machine: take the
 # $SUITE, -updates and -security entries of the host's apt sources
@@ -101,7 +94,7 @@ mirrors() {
 }
 sources=$(mirrors)
 if [ -z "$sources" ]; then
-	apt-get update -qq >&2
+	apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
 	sources=$(mirrors)
 fi
 [ -n "$sources" ] || die "no Debian $SUITE entry in this machine's apt sources"
