@@ -46,6 +46,9 @@ VT_LINE = re.compile(r"^(ok|not ok|skip) - ")
 REPORT_LINES = 60       # of the first kernel report, printed on failure
 KERNEL_TIME = re.compile(r"^\[\s*(\d+\.\d+)\]")
 X86_EFLAGS_IF = 0x200
+# The lines of "info lapic N" worth a log line: the timer, the in-service
+# and pending vectors, the priorities.
+APIC_FIELDS = ("LVTT", "Timer", "ISR", "IRR", "APR")
 
 
 class Monitor:
@@ -186,24 +189,26 @@ def clock_stopped(regs, lag, silence):
     """Why a guest silent for SILENCE seconds is the emulator's fault, or
     None.
 
-    Every vCPU halted with interrupts enabled (REGS: the monitor's "info
-    registers -a"), and the guest's own clock (its printk time when the
-    NMI came) LAG seconds behind ours, over half the silence: no timer
-    interrupt reached the guest any more.  A guest task hung on a lock or
-    a completion looks the same to the vCPUs, but its clock goes on: the
-    TSC runs with the host's, and should the guest find it unstable, its
-    ticks still come at least once per clocksource max_idle_ns (19 s for
-    the HPET, the shortest here; the silence is 180 s).
+    Every vCPU with interrupts enabled (REGS: the monitor's "info
+    registers -a"), halted or running, and the guest's own clock (its
+    printk time when the NMI came) LAG seconds behind ours, over half the
+    silence: no timer interrupt reached the guest any more, though every
+    CPU would take one.  A guest task hung on a lock or a completion
+    leaves the vCPUs the same, but its clock goes on: the TSC runs with
+    the host's, and should the guest find it unstable, its ticks still
+    come at least once per clocksource max_idle_ns (19 s for the HPET,
+    the shortest here; the silence is 180 s or more).  A CPU spinning
+    with interrupts off stops the ticks too, and is the guest's fault.
     """
     cpus = re.findall(r"[RE]FL=([0-9a-f]+)[^|]*?HLT=(\d)", regs)
-    if not cpus or lag is None or lag < silence / 2 or silence <= 0:
+    if not cpus or lag is None or lag < silence / 2:
         return None
-    if any(hlt != "1" or not int(rfl, 16) & X86_EFLAGS_IF
-           for rfl, hlt in cpus):
+    if any(not int(rfl, 16) & X86_EFLAGS_IF for rfl, _ in cpus):
         return None
-    return (f"all {len(cpus)} vCPUs halted with interrupts on and the "
-            f"guest's clock {lag:.0f}s behind the host's: QEMU stopped "
-            "delivering its timer interrupts")
+    halted = sum(hlt == "1" for _, hlt in cpus)
+    return (f"{len(cpus)} vCPUs with interrupts on ({halted} halted) and "
+            f"the guest's clock {lag:.0f}s behind the host's: QEMU stopped "
+            "delivering its interrupts")
 
 
 def main():
@@ -417,7 +422,7 @@ def boot(a, qemu, log, res, retry):
         return got
 
     timed_out = None
-    silent = False          # timed out for silence, not for length
+    silence = 0.0           # how long the guest had said nothing then
     while True:
         if proc.poll() is not None and not sel.get_map():
             break
@@ -426,10 +431,10 @@ def boot(a, qemu, log, res, retry):
             timed_out = f"total time {a.total_timeout:.0f}s exceeded"
         elif now - last_output > a.idle_timeout:
             timed_out = f"no output for {a.idle_timeout:.0f}s"
-            silent = True
         elif running and now - running[1] > a.prog_timeout:
             timed_out = f"{running[0]} ran longer than {a.prog_timeout:.0f}s"
         if timed_out:
+            silence = now - last_output
             break
         if suite_end and proc.poll() is not None:
             break
@@ -452,7 +457,10 @@ def boot(a, qemu, log, res, retry):
         # NMI, which the profile's unknown_nmi_panic turns into a panic
         # with every task's stack and the CPUs' backtraces (panic_print);
         # both reach even a CPU spinning with interrupts off.
-        for cmd in ("info registers -a", "info status", "nmi"):
+        # Each local APIC's timer, in-service and pending vectors tell
+        # an interrupt QEMU never delivered from one the guest masked.
+        cmds = ["info registers -a", "info status", "nmi"]
+        for cmd in cmds:
             try:
                 reply = monitor.command(cmd)
             except OSError as e:
@@ -460,9 +468,12 @@ def boot(a, qemu, log, res, retry):
             if cmd == "nmi":
                 clock["nmi_at"] = time.monotonic() - t0
             fields = [f for f in reply.split(" | ")
-                      if f.startswith(("CPU#", "RIP=", "EIP="))]
-            if fields and not regs:
+                      if f.startswith(APIC_FIELDS if cmd.startswith(
+                          "info lapic") else ("CPU#", "RIP=", "EIP="))]
+            if cmd == "info registers -a" and fields:
                 regs = " | ".join(fields)
+                cmds[1:1] = [f"info lapic {n}" for n in
+                             re.findall(r"CPU#(\d+)", regs)]
             said = " ".join(fields) if fields else reply or "(no reply)"
             log.write(f"[{stamp()} H] {cmd}: {said}\n")
         end = time.monotonic() + 40
@@ -479,8 +490,8 @@ def boot(a, qemu, log, res, retry):
         proc.wait()
 
     frozen = None
-    if silent:
-        frozen = clock_stopped(regs, clock["lag"], a.idle_timeout)
+    if silence >= a.idle_timeout / 2:
+        frozen = clock_stopped(regs, clock["lag"], silence)
     if timed_out:
         problems.append(f"VM killed: {timed_out}" +
                         (f" while running {running[0]}" if running else ""))
