@@ -252,10 +252,9 @@ def main():
         ap.error("--workdir, --log and --kernel are needed to boot")
 
     res = Results()
-    for line in a.note:
-        res.add(line)
     with open(a.log, "w", encoding="utf-8", errors="replace") as log:
         for line in a.note:
+            res.add(line)
             log.write(f"[    0.00 B] {line}\n")
         # QEMU 7.2's TCG now and then stops delivering a guest's timer
         # interrupts: every vCPU halts for good with nothing to wake it.
@@ -459,23 +458,25 @@ def boot(a, qemu, log, res, retry):
         # both reach even a CPU spinning with interrupts off.
         # Each local APIC's timer, in-service and pending vectors tell
         # an interrupt QEMU never delivered from one the guest masked.
-        cmds = ["info registers -a", "info status", "nmi"]
-        for cmd in cmds:
+        def ask(cmd, keep=()):
+            """Log the monitor's answer to CMD (its lines starting with
+            one of KEEP, if any); return those lines."""
             try:
                 reply = monitor.command(cmd)
             except OSError as e:
                 reply = f"monitor error: {e}"
-            if cmd == "nmi":
-                clock["nmi_at"] = time.monotonic() - t0
-            fields = [f for f in reply.split(" | ")
-                      if f.startswith(APIC_FIELDS if cmd.startswith(
-                          "info lapic") else ("CPU#", "RIP=", "EIP="))]
-            if cmd == "info registers -a" and fields:
-                regs = " | ".join(fields)
-                cmds[1:1] = [f"info lapic {n}" for n in
-                             re.findall(r"CPU#(\d+)", regs)]
-            said = " ".join(fields) if fields else reply or "(no reply)"
-            log.write(f"[{stamp()} H] {cmd}: {said}\n")
+            fields = " | ".join(f for f in reply.split(" | ")
+                                if f.startswith(keep))
+            log.write(f"[{stamp()} H] {cmd}: "
+                      f"{fields or reply or '(no reply)'}\n")
+            return fields
+
+        regs = ask("info registers -a", ("CPU#", "RIP=", "EIP="))
+        for n in re.findall(r"CPU#(\d+)", regs):
+            ask(f"info lapic {n}", APIC_FIELDS)
+        ask("info status")
+        ask("nmi")
+        clock["nmi_at"] = time.monotonic() - t0
         end = time.monotonic() + 40
         while time.monotonic() < end and proc.poll() is None and \
                 sel.get_map():
@@ -492,9 +493,15 @@ def boot(a, qemu, log, res, retry):
     frozen = None
     if silence >= a.idle_timeout / 2:
         frozen = clock_stopped(regs, clock["lag"], silence)
+    # Booting again: this boot's freeze, the kill and the panic of our
+    # NMI are not reported; whatever came before them is.
+    retrying = bool(frozen) and retry
     if timed_out:
-        problems.append(f"VM killed: {timed_out}" +
-                        (f" while running {running[0]}" if running else ""))
+        if not retrying:
+            problems.append(f"VM killed: {timed_out}" + (
+                f" while running {running[0]}" if running else ""))
+            if frozen:
+                problems.append(f"the emulator, not the guest: {frozen}")
     elif not suite_end:
         problems.append(f"VM ended (status {proc.returncode}) before the "
                         "suite finished" +
@@ -509,7 +516,7 @@ def boot(a, qemu, log, res, retry):
         out("vm: the first kernel report:")
         for line in first_report:
             out(f"  | {line}")
-    if not (frozen and retry):
+    if not retrying:
         kernel_problems += nmi_problems
     for line in kernel_problems[:5]:
         problems.append(f"kernel log: {line}")
@@ -517,10 +524,6 @@ def boot(a, qemu, log, res, retry):
         problems.append(f"kernel log: {len(kernel_problems) - 5} more")
     if a.mode == "run" and run_rc not in (None, 0):
         problems.append(f"guest command exited {run_rc}")
-    if frozen and retry:
-        problems = [p for p in problems if p.startswith("kernel log: ")]
-    elif frozen:
-        problems.insert(1, f"the emulator, not the guest: {frozen}")
     for p in problems:
         res.add(f"not ok - vm/{p}")
 
@@ -533,7 +536,7 @@ def boot(a, qemu, log, res, retry):
         timing += f", pinned pages at the end: {pinned}"
     log.write(f"[{stamp()} H] {timing}\n")
     out(f"vm: {timing}; log {a.log}")
-    return frozen if retry else None
+    return frozen if retrying else None
 
 
 if __name__ == "__main__":
