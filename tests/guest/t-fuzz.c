@@ -1052,6 +1052,17 @@ out:
 	__atomic_store_n(&fz->reset_mmap_busy, 0, __ATOMIC_RELEASE);
 }
 
+/* Whether the slot PK was taken from still holds that fd. */
+static int slot_unchanged(struct worker *w, const struct picked *pk)
+{
+	int same;
+
+	tab_lock(w);
+	same = table(w)[pk->slot].gen == pk->gen;
+	tab_unlock(w);
+	return same;
+}
+
 static void op_dup(struct worker *w)
 {
 	int dev, kind = (int)(1 + below(w, K_NKINDS - 1));
@@ -1059,8 +1070,15 @@ static void op_dup(struct worker *w)
 	int copy = dup(fd);
 
 	account(w, copy, "dup");
-	/* a copy of what the slot really held, not of what was asked for */
-	if (copy >= 0 && w->npk > 0 && w->pk[w->npk - 1].slot >= 0)
+	/*
+	 * A copy of what the slot really held, not of what was asked for;
+	 * and only if it still held it after the dup: had another thread
+	 * closed it and the number gone to a new file meanwhile, the copy
+	 * is of that file, and kept under the slot's kind it would make a
+	 * later call on "a device" fail with the new file's errno.
+	 */
+	if (copy >= 0 && w->npk > 0 && w->pk[w->npk - 1].slot >= 0 &&
+	    slot_unchanged(w, &w->pk[w->npk - 1]))
 		keep(w, copy, w->pk[w->npk - 1].kind, dev);
 	else if (copy >= 0)
 		close(copy);
