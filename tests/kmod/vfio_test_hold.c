@@ -2,20 +2,26 @@
 /*
  * vfio_test_hold: a test-only module of the guest suite (t-module), never
  * shipped.  It holds the deletion of one PCI device between its
- * BUS_NOTIFY_DEL_DEVICE and BUS_NOTIFY_REMOVED_DEVICE, so that a test can
- * unload vfio_pci in between: nothing user space does can otherwise run
- * there.
+ * BUS_NOTIFY_DEL_DEVICE and BUS_NOTIFY_REMOVED_DEVICE until vfio_pci is
+ * unloaded, so that a test can unload vfio_pci in between: nothing user
+ * space does can otherwise run there.
+ *
+ * The hold is a managed-resource action that our DEL notifier adds to the
+ * device: device_del() releases the device's resources between the two
+ * notifications, outside the bus notifier chain's rwsem, which rmmod
+ * needs for writing.  (Holding inside the DEL notifier instead made rmmod
+ * wait for that rwsem and then race REMOVED for it: a reader may take a
+ * free rwsem ahead of a woken writer, and on one CPU REMOVED mostly won.)
  *
  * Parameters (/sys/module/vfio_test_hold/parameters/):
  *   dev       the device to hold, e.g. 0000:00:03.0 (at load time)
  *   hold_secs how long at most to hold it, so that a test gone wrong
  *             never wedges the guest
- *   state     0 idle, 1 held in DEL, 2 DEL over, 3 REMOVED came after
- *             vfio_pci was unloaded, 4 REMOVED came with vfio_pci still
- *             loaded (the case was not set up), 5 the hold timed out
- *   release   write anything to let the deletion go on
+ *   state     0 idle, 1 held, 2 hold over once vfio_pci was unloaded,
+ *             3 REMOVED came after that (the case is set up), 4 the hold
+ *             ended with vfio_pci still loaded (hold_secs or release)
+ *   release   write anything to end the hold
  */
-#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
@@ -29,9 +35,8 @@ enum {
 	HOLD_IDLE,
 	HOLD_HELD,
 	HOLD_DELETED,
-	HOLD_REMOVED_UNLOADED,
-	HOLD_REMOVED_LOADED,
-	HOLD_TIMED_OUT,
+	HOLD_REMOVED,
+	HOLD_ENDED_LOADED,
 };
 
 static char *dev;
@@ -46,16 +51,15 @@ static int state;
 module_param(state, int, 0444);
 MODULE_PARM_DESC(state, "where the held deletion is");
 
-/* How long REMOVED waits to learn that vfio_pci went; see below. */
-#define HOLD_UNLOAD_WAIT	(2 * HZ)
-
-static DECLARE_COMPLETION(hold_release);
+/* The hold waits here for either of the two flags. */
 static DECLARE_WAIT_QUEUE_HEAD(hold_wq);
 static bool vfio_pci_gone;
+static bool hold_released;
 
 static int hold_release_set(const char *val, const struct kernel_param *kp)
 {
-	complete_all(&hold_release);
+	WRITE_ONCE(hold_released, true);
+	wake_up_all(&hold_wq);
 	return 0;
 }
 
@@ -82,6 +86,26 @@ static struct notifier_block hold_module_nb = {
 	.notifier_call = hold_module_notify,
 };
 
+/*
+ * Run by device_del() between DEL and REMOVED.  The reference taken in
+ * DEL keeps us loaded until it is dropped as the last thing here.
+ */
+static void hold_until_unloaded(void *data)
+{
+	struct device *d = data;
+	bool gone;
+
+	WRITE_ONCE(state, HOLD_HELD);
+	dev_info(d, "vfio_test_hold: holding its deletion until vfio_pci is unloaded\n");
+	wait_event_timeout(hold_wq, READ_ONCE(vfio_pci_gone) ||
+			   READ_ONCE(hold_released), hold_secs * HZ);
+	gone = READ_ONCE(vfio_pci_gone);
+	if (!gone)
+		dev_info(d, "vfio_test_hold: hold ended with vfio_pci loaded\n");
+	WRITE_ONCE(state, gone ? HOLD_DELETED : HOLD_ENDED_LOADED);
+	module_put(THIS_MODULE);
+}
+
 static int hold_bus_notify(struct notifier_block *nb, unsigned long action,
 			   void *data)
 {
@@ -92,35 +116,19 @@ static int hold_bus_notify(struct notifier_block *nb, unsigned long action,
 
 	switch (action) {
 	case BUS_NOTIFY_DEL_DEVICE:
-		WRITE_ONCE(state, HOLD_HELD);
-		dev_info(d, "vfio_test_hold: holding its deletion\n");
-		if (!wait_for_completion_timeout(&hold_release,
-						 hold_secs * HZ)) {
-			dev_info(d, "vfio_test_hold: nobody released it\n");
-			WRITE_ONCE(state, HOLD_TIMED_OUT);
+		if (READ_ONCE(state) != HOLD_IDLE)
 			break;
+		__module_get(THIS_MODULE);
+		if (devm_add_action(d, hold_until_unloaded, d)) {
+			module_put(THIS_MODULE);
+			dev_warn(d, "vfio_test_hold: cannot add the hold\n");
 		}
-		WRITE_ONCE(state, HOLD_DELETED);
 		break;
 	case BUS_NOTIFY_REMOVED_DEVICE:
 		if (READ_ONCE(state) != HOLD_DELETED)
 			break;
-		/*
-		 * The bus notifier chain runs under a rwsem, so the rmmod
-		 * of vfio_pci waited for our hold to end and then raced
-		 * this REMOVED for it.  Had REMOVED won, vfio_pci's
-		 * notifier (before ours) has seen it, and vfio_pci's exit
-		 * waits for us: give up after a while and say so.  Had
-		 * rmmod won, vfio_pci's GOING is due any moment.
-		 */
-		if (wait_event_timeout(hold_wq, READ_ONCE(vfio_pci_gone),
-				       HOLD_UNLOAD_WAIT))
-			WRITE_ONCE(state, HOLD_REMOVED_UNLOADED);
-		else
-			WRITE_ONCE(state, HOLD_REMOVED_LOADED);
-		dev_info(d, "vfio_test_hold: removed, %s\n",
-			 READ_ONCE(vfio_pci_gone) ? "after vfio_pci's unload" :
-			 "before vfio_pci's unload");
+		WRITE_ONCE(state, HOLD_REMOVED);
+		dev_info(d, "vfio_test_hold: removed after vfio_pci's unload\n");
 		break;
 	}
 	return NOTIFY_DONE;
@@ -147,8 +155,6 @@ static int __init hold_init(void)
 
 static void __exit hold_exit(void)
 {
-	/* A hold still under way pins us: the notifier chain's rwsem. */
-	complete_all(&hold_release);
 	bus_unregister_notifier(&pci_bus_type, &hold_bus_nb);
 	unregister_module_notifier(&hold_module_nb);
 }
