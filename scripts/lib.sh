@@ -37,18 +37,21 @@ want() {
 	done
 }
 
+# host_apt ARGS: the host's apt-get, waiting up to 15 minutes for a dpkg
+# lock that another script may hold.
+host_apt() {
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 "$@"
+}
+
 # install_wanted: install what want() collected (the host's own release
-# only), waiting for a dpkg lock that another script may hold; then forget
-# the list.
+# only); then forget the list.
 install_wanted() {
 	[ "${#need_pkgs[@]}" -gt 0 ] || return 0
 	echo "installing ${need_pkgs[*]}" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
-		install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2 ||
-		{ apt-get -o DPkg::Lock::Timeout=900 update -qq >&2 &&
-		  DEBIAN_FRONTEND=noninteractive apt-get \
-			-o DPkg::Lock::Timeout=900 install -y -qq \
-			--no-install-recommends "${need_pkgs[@]}" >&2; } ||
+	host_apt install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2 ||
+		{ host_apt update -qq >&2 &&
+		  host_apt install -y -qq --no-install-recommends \
+			"${need_pkgs[@]}" >&2; } ||
 		return 1
 	need_pkgs=()
 }

@@ -94,7 +94,7 @@ mirrors() {
 }
 sources=$(mirrors)
 if [ -z "$sources" ]; then
-	apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
+	host_apt update -qq >&2
 	sources=$(mirrors)
 fi
 [ -n "$sources" ] || die "no Debian $SUITE entry in this machine's apt sources"
