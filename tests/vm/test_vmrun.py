@@ -106,8 +106,8 @@ def fake_qemu(args):
     return 0
 
 
-def run(workdir, guest):
-    """vmrun.py's output and status against a GUEST, and its boots."""
+def install_stand_in(workdir):
+    """A bin directory whose qemu-system-x86_64 is this file's fake_qemu."""
     bindir = os.path.join(workdir, "bin")
     os.makedirs(bindir, exist_ok=True)
     qemu = os.path.join(bindir, "qemu-system-x86_64")
@@ -115,6 +115,11 @@ def run(workdir, guest):
         f.write(f"#!/bin/sh\nexec {sys.executable} {__file__} "
                 "--fake-qemu \"$@\"\n")
     os.chmod(qemu, 0o755)
+    return bindir
+
+
+def run(workdir, bindir, guest):
+    """vmrun.py's output and status against a GUEST, and its boots."""
     boots = os.path.join(workdir, f"boots-{guest}")
     env = dict(os.environ, GUEST=guest, BOOTS=boots,
                PATH=bindir + os.pathsep + os.environ["PATH"])
@@ -152,8 +157,9 @@ def main():
     }
     failed = 0
     with tempfile.TemporaryDirectory(prefix="vfio-vmrun.") as workdir:
+        bindir = install_stand_in(workdir)
         for guest, (rc, boots, want, unwanted) in cases.items():
-            out, got_rc, got_boots = run(workdir, guest)
+            out, got_rc, got_boots = run(workdir, bindir, guest)
             why = []
             if got_rc != rc:
                 why.append(f"exit {got_rc}, not {rc}")
