@@ -17,6 +17,8 @@ guest's /init do, and its GUEST variable says how the guest behaves:
   spinning    goes silent with its clock stopped but a vCPU running
               with interrupts off: the guest's fault too
 
+Then clock_stopped(), the freeze diagnosis, on silences too long to play.
+
 Prints one vt line per case; exit status 0 when all passed.
 """
 
@@ -133,6 +135,37 @@ def run(workdir, bindir, guest):
     return p.stdout, p.returncode, n
 
 
+def diagnosis_cases():
+    """clock_stopped() on the real watcher's scale (180 s of silence);
+    the number of cases that failed."""
+    sys.path.insert(0, HERE)
+    import vmrun  # pylint: disable=import-outside-toplevel
+
+    halted = "".join(REGS.format(n=n, rfl="00000246", hlt=1)
+                     for n in (0, 1)).replace("\r\n", " | ")
+    spinning = halted.replace("RFL=00000246", "RFL=00000086", 1)
+    # name: registers, guest clock lag, silence, diagnosed?
+    cases = {
+        "frozen-at-once": (halted, 177, 180, True),
+        # quiet on purpose for 110 s, then frozen: lag under half
+        "frozen-late-in-a-quiet-program": (halted, 70, 180, True),
+        "hung-clock-going-on": (halted, 3, 180, False),
+        "frozen-shortly-before-the-kill": (halted, 40, 180, False),
+        "spinning-irqs-off": (spinning, 177, 180, False),
+    }
+    failed = 0
+    for name, (regs, lag, silence, want) in cases.items():
+        got = vmrun.clock_stopped(regs, lag, silence) is not None
+        if got == want:
+            print(f"ok - vm/vmrun/diagnosis/{name}")
+        else:
+            failed += 1
+            print(f"not ok - vm/vmrun/diagnosis/{name}: lag {lag}s of "
+                  f"{silence}s silence {'' if got else 'not '}taken for "
+                  "a frozen emulator")
+    return failed
+
+
 def main():
     if sys.argv[1:2] == ["--fake-qemu"]:
         return fake_qemu(sys.argv[2:])
@@ -177,6 +210,7 @@ def main():
                 print("\n".join(f"#   {l}" for l in out.splitlines()))
             else:
                 print(f"ok - vm/vmrun/{guest}: exit {rc}, {boots} boot(s)")
+    failed += diagnosis_cases()
     return 1 if failed else 0
 
 

@@ -46,6 +46,9 @@ VT_LINE = re.compile(r"^(ok|not ok|skip) - ")
 REPORT_LINES = 60       # of the first kernel report, printed on failure
 KERNEL_TIME = re.compile(r"^\[\s*(\d+\.\d+)\]")
 X86_EFLAGS_IF = 0x200
+# A guest clock this far behind ours had stopped, however long the guest
+# was silent on purpose before (see clock_stopped()).
+CLOCK_STOPPED_LAG = 60
 # The lines of "info lapic N" worth a log line: the timer, the in-service
 # and pending vectors, the priorities.
 APIC_FIELDS = ("LVTT", "Timer", "ISR", "IRR", "APR")
@@ -192,8 +195,9 @@ def clock_stopped(regs, lag, silence):
     Every vCPU with interrupts enabled (REGS: the monitor's "info
     registers -a"), halted or running, and the guest's own clock (its
     printk time when the NMI came) LAG seconds behind ours, over half the
-    silence: no timer interrupt reached the guest any more, though every
-    CPU would take one.  A guest task hung on a lock or a completion
+    silence or over CLOCK_STOPPED_LAG (a program quiet on purpose for long
+    may freeze late in its silence): no timer interrupt reached the guest
+    any more, though every CPU would take one.  A guest task hung on a lock or a completion
     leaves the vCPUs the same, but its clock goes on: the TSC runs with
     the host's, and should the guest find it unstable, its ticks still
     come at least once per clocksource max_idle_ns (19 s for the HPET,
@@ -201,7 +205,7 @@ def clock_stopped(regs, lag, silence):
     with interrupts off stops the ticks too, and is the guest's fault.
     """
     cpus = re.findall(r"[RE]FL=([0-9a-f]+)[^|]*?HLT=(\d)", regs)
-    if not cpus or lag is None or lag < silence / 2:
+    if not cpus or lag is None or lag < min(silence / 2, CLOCK_STOPPED_LAG):
         return None
     if any(not int(rfl, 16) & X86_EFLAGS_IF for rfl, _ in cpus):
         return None
