@@ -46,6 +46,11 @@ struct vfio_ioctl_desc {
 
 /**
  * struct vfio_device_ops - what a bus driver does for its devices
+ * @owner:   the bus driver's module (THIS_MODULE).  The core holds a
+ *           reference on it from a device's first open to its last close,
+ *           so that the module cannot be unloaded while a device fd (or
+ *           an mmap, which holds one) can still reach these ops and the
+ *           @ioctls tables: rmmod answers "in use", as upstream's does.
  * @match:   true when @buf names @dev (VFIO_GROUP_GET_DEVICE_FD)
  * @open:    the first device fd is being created: enable the device
  * @release: the last device fd closed, or the device was revoked: quiesce
@@ -94,6 +99,7 @@ struct vfio_ioctl_desc {
  * or pci_dev_trylock() + __pci_reset_function_locked() and report -EAGAIN.
  */
 struct vfio_device_ops {
+	struct module	*owner;
 	bool	(*match)(struct device *dev, const char *buf);
 	int	(*open)(void *device_data);
 	void	(*release)(void *device_data);

@@ -209,6 +209,8 @@ static void vfio_device_close(struct vfio_device *device)
 	if (!--device->open_count) {
 		vfio_device_quiesce(device);
 		device->iommu = NULL;
+		/* No fd is left that can reach the bus driver's code. */
+		module_put(device->ops->owner);
 		wake_up(&device->release_wq);
 	}
 	/* Quiesced first: only then may its DMA mappings go. */
@@ -593,12 +595,22 @@ static int vfio_device_open(struct vfio_device *device,
 	if (ret)
 		return ret;
 	if (!device->open_count) {
+		/*
+		 * Held until the last fd closes, revoked or not: every op
+		 * on the fds reads the bus driver's tables first.  Fails
+		 * while its module is being unloaded.
+		 */
+		if (!try_module_get(device->ops->owner)) {
+			vfio_iommu_user_put(iommu);
+			return -ENODEV;
+		}
 		mutex_lock(&device->open_lock);
 		ret = READ_ONCE(device->revoked) ? -ENODEV :
 			device->ops->open(device->device_data);
 		device->ops_open = !ret;
 		mutex_unlock(&device->open_lock);
 		if (ret) {
+			module_put(device->ops->owner);
 			vfio_iommu_user_put(iommu);
 			return ret;
 		}

@@ -44,6 +44,17 @@
  * the bus driver's fault locks, then the mapping's i_mmap_rwsem (a zap).
  * A bus driver therefore never copies to or from user memory while it
  * holds a lock its @fault waits for.
+ *
+ * Module references: every file of ours names THIS_MODULE as its owner,
+ * so vfio.ko stays while any fd (and so any mmap or IOMMU object a user
+ * reaches through one) is open.  A device's first open takes a reference
+ * on its bus driver's module (vfio_device_ops.owner) and its last close
+ * drops it, as upstream's VFIO does: a revoked device's fds still read
+ * the bus driver's ioctl tables before they fail with -ENODEV, so making
+ * every path after a revoke independent of the bus driver would mean a
+ * second copy of them.  rmmod of a bus driver with a device open answers
+ * "in use"; unbinding the device (sysfs, a hot removal) still revokes it
+ * after release_timeout_ms.
  */
 #ifndef VFIO_DKMS_PRIVATE_H
 #define VFIO_DKMS_PRIVATE_H

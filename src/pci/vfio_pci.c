@@ -557,6 +557,7 @@ static void vfio_pci_request(void *device_data, unsigned int count)
 }
 
 static const struct vfio_device_ops vfio_pci_ops = {
+	.owner		= THIS_MODULE,
 	.match		= vfio_pci_match,
 	.open		= vfio_pci_open,
 	.release	= vfio_pci_release,

@@ -531,6 +531,39 @@ static void test_req(struct vt *t, void *arg)
 	vtm_close_dev(&d);
 }
 
+/* ---- the bus driver's module ---------------------------------------------- */
+
+/*
+ * A device fd keeps vfio_pci loaded, as the kernel's VFIO keeps the bound
+ * driver's module: rmmod answers "in use" at once and the fd goes on
+ * working.  Before, rmmod revoked the device after the release timeout,
+ * unloaded, and the next GET_INFO ran in freed module memory.
+ */
+static void test_fd_pins_driver(struct vt *t, void *arg)
+{
+	struct vfio_device_info info;
+	struct vtm_dev d;
+	int unloaded;
+
+	(void)arg;
+	dev_open(t, &d, VT_EDU0);
+	unloaded = system("rmmod vfio_pci 2>/dev/null") == 0 ||
+		   !vt_module_loaded("vfio_pci");
+	if (unloaded) {
+		vtm_close_dev(&d);
+		vt_vfio_pci_reload();
+		vt_wait_path("/sys/bus/pci/drivers/vfio/" VT_EDU0, 1, 10000);
+		vt_fail(t, __FILE__, __LINE__,
+			"rmmod vfio_pci succeeded with a device fd open");
+	}
+	memset(&info, 0, sizeof(info));
+	info.argsz = sizeof(info);
+	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info));
+	VT_CHECKF(t, info.num_regions >= VFIO_PCI_CONFIG_REGION_INDEX + 1,
+		  "%u regions after the refused rmmod", info.num_regions);
+	vtm_close_dev(&d);
+}
+
 /* ---- reset and the rest --------------------------------------------------- */
 
 static void test_reset(struct vt *t, void *arg)
@@ -735,6 +768,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_msi);
 	VT_RUN_CLOSE(&t, test_req);
 	VT_RUN_CLOSE(&t, test_reset);
+	VT_RUN_CLOSE(&t, test_fd_pins_driver);
 	VT_RUN_CLOSE(&t, test_hot_reset);
 	VT_RUN_CLOSE(&t, test_not_offered);
 

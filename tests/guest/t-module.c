@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * t-module: vfio.ko must stay loaded while a group fd is open, also once
+ * t-module: vfio_pci.ko must stay loaded while a device fd or mmap is
+ * open.  vfio.ko must stay loaded while a group fd is open, also once
  * vfio_pci.ko (which depends on it) is gone and no device is bound: the
  * fd still answers (-ENODEV: the group went with its last device).  Afterwards vfio_pci is loaded again and the devices
  * bound to it the way /init does (new_id), so that later programs find
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,18 +29,9 @@
 #include "vt.h"
 #include "vtlib.h"
 
-#define NEW_ID		"/sys/bus/pci/drivers/vfio/new_id"
 #define BIND_WAIT_MS	10000
 
 static const char *const devs[] = { VT_EDU0, VT_EDU1, VT_EDU2, VT_TESTDEV0 };
-
-static int module_loaded(const char *name)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/sys/module/%s", name);
-	return access(path, F_OK) == 0;
-}
 
 static void test_unload_with_group_fd(struct vt *t, void *arg)
 {
@@ -50,14 +43,51 @@ static void test_unload_with_group_fd(struct vt *t, void *arg)
 	VT_CHECKF(t, group >= 0, "open the group of %s: %s", VT_EDU0,
 		  strerror(errno));
 	VT_CHECKF(t, system("rmmod vfio_pci") == 0 &&
-		  !module_loaded("vfio_pci"), "rmmod vfio_pci failed");
+		  !vt_module_loaded("vfio_pci"), "rmmod vfio_pci failed");
 	VT_CHECKF(t, system("rmmod vfio 2>/dev/null") != 0 &&
-		  module_loaded("vfio"), "rmmod vfio succeeded with a group "
+		  vt_module_loaded("vfio"), "rmmod vfio succeeded with a group "
 		  "fd open");
 	/* The group went with its last device: a clean error, no crash. */
 	VT_ERRNO(t, vt_group_flags(group, &flags), ENODEV);
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_IOMMU_FD), ENODEV);
 	VT_OK(t, close(group));
+}
+
+/*
+ * A device fd reaches vfio_pci's ops and ioctl tables, and so does an
+ * mmap once its fd is closed: either keeps vfio_pci loaded (rmmod answers
+ * "in use" at once, as upstream's VFIO does), and the device goes on
+ * working.  Before, rmmod revoked the device after the release timeout
+ * and unloaded, and the next ioctl ran in freed module memory.
+ */
+static void test_unload_with_device_fd(struct vt *t, void *arg)
+{
+	struct vfio_region_info info = { .argsz = sizeof(info) };
+	volatile uint32_t *bar;
+	struct vt_dev d;
+	uint64_t size;
+
+	(void)arg;
+	VT_OK(t, vt_open_dev(&d, VT_EDU0));
+	bar = vt_mmap_region(d.device_fd, 0, &size);
+	VT_CHECKF(t, bar, "mmap BAR0 of %s: %s", VT_EDU0, strerror(errno));
+	VT_CHECKF(t, system("rmmod vfio_pci 2>/dev/null") != 0 &&
+		  vt_module_loaded("vfio_pci"),
+		  "rmmod vfio_pci succeeded with a device fd open");
+	VT_OK(t, vt_region_info(d.device_fd, 0, &info));
+	VT_CHECKF(t, vt_bar0_rd(t, d.device_fd, VT_EDU_ID) == VT_EDU_ID_VALUE,
+		  "BAR0 pread after the refused rmmod");
+
+	/* The mmap alone: its vma holds the device fd's file. */
+	close(d.device_fd);
+	d.device_fd = -1;
+	VT_CHECKF(t, system("rmmod vfio_pci 2>/dev/null") != 0 &&
+		  vt_module_loaded("vfio_pci"),
+		  "rmmod vfio_pci succeeded with a device mmap left");
+	VT_CHECKF(t, bar[VT_EDU_ID / 4] == VT_EDU_ID_VALUE,
+		  "BAR0 mmap read after the refused rmmod");
+	VT_OK(t, munmap((void *)bar, size));
+	vt_close_dev(&d);
 }
 
 /* vfio_pci back, every test device on it, as /init left them. */
@@ -67,13 +97,8 @@ static void test_reload(struct vt *t, void *arg)
 	unsigned int i;
 
 	(void)arg;
-	if (!module_loaded("vfio_pci"))
-		/* With the parameters /init loaded it with. */
-		VT_CHECKF(t, system(". /etc/vt.conf && "
-				    "modprobe vfio_pci $VT_MODPARAMS") == 0,
-			  "modprobe vfio_pci failed");
-	VT_OK(t, vt_write_file(NEW_ID, "1234 11e8"));
-	VT_OK(t, vt_write_file(NEW_ID, "1b36 0005"));
+	VT_CHECKF(t, vt_vfio_pci_reload() == 0, "vfio_pci back: %s",
+		  strerror(errno));
 	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s",
 			 devs[i]);
@@ -240,6 +265,7 @@ int main(void)
 {
 	struct vt t = { .prog = "t-module" };
 
+	VT_RUN_CLOSE(&t, test_unload_with_device_fd);
 	VT_RUN_CLOSE(&t, test_unload_with_group_fd);
 	VT_RUN_CLOSE(&t, test_reload);
 	/* Last: on failure an attach sleeps for good under vfio.lock. */

@@ -33,6 +33,7 @@
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define PCI_DRIVERS	"/sys/bus/pci/drivers"
 #define BIND_TIMEOUT_MS	5000
+#define VFIO_NEW_ID	PCI_DRIVERS "/vfio/new_id"
 
 uint64_t vt_now_ms(void)
 {
@@ -200,6 +201,31 @@ int vt_unbind(const char *dev)
 		return -1;
 	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver", dev);
 	return vt_wait_path(path, 0, BIND_TIMEOUT_MS);
+}
+
+int vt_module_loaded(const char *name)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+int vt_vfio_pci_reload(void)
+{
+	static const char *const ids[] = { "1234 11e8", "1b36 0005" };
+	unsigned int i;
+
+	/* With the parameters /init loaded it with. */
+	if (!vt_module_loaded("vfio_pci") &&
+	    system(". /etc/vt.conf && modprobe vfio_pci $VT_MODPARAMS") != 0) {
+		errno = EIO;
+		return -1;
+	}
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (vt_write_file(VFIO_NEW_ID, ids[i]) < 0)
+			return -1;
+	return 0;
 }
 
 int vt_bind(const char *dev, const char *driver)

@@ -80,6 +80,16 @@ int vt_bind(const char *dev, const char *driver);
 /* vt_bind(dev, "vfio"). */
 int vt_bind_vfio(const char *dev);
 
+/* Is module name (as in /sys/module) loaded?  1 or 0. */
+int vt_module_loaded(const char *name);
+
+/*
+ * vfio_pci loaded again (unless it is) with the parameters /init gave it,
+ * and the test devices' IDs added to its new_id as /init does.  Does not
+ * wait for the binds.
+ */
+int vt_vfio_pci_reload(void);
+
 /* ---- groups ----------------------------------------------------------- */
 
 /* IOMMU group number of dev (from /sys/bus/pci/devices/<dev>/iommu_group). */
