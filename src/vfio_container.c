@@ -201,6 +201,11 @@ static long vfio_container_get_info(struct vfio_iommu *iommu,
 	void *caps;
 	long ret = 0;
 
+	/*
+	 * 6.1's structure ends in 4 bytes of padding that later headers
+	 * name @pad: both are copied back, so both must be zero.
+	 */
+	memset(&info, 0, sizeof(info));
 	if (copy_from_user(&info, arg, minsz))
 		return -EFAULT;
 	if (vfio_check_argsz(info.argsz, minsz))
