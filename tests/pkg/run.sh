@@ -335,8 +335,8 @@ modprobe_conf() {
 # intree-guard refuses an in-tree module exactly on the kernels that have
 # our vfio.ko in updates/dkms, and otherwise hands the name and options
 # to modprobe --ignore-install (a stub here, on a fake module tree).
-# vfio_iommu_type1 alone is answered with our vfio there, its options
-# named as not applied.
+# vfio_iommu_type1 and vfio_virqfd are answered with our vfio there,
+# type1's options named as not applied.
 intree_guard() {
 	local guard=$1 t kver out rc bad=
 	t=$(mktemp -d)
@@ -361,6 +361,10 @@ intree_guard() {
 	guard_run vfio_iommu_type1
 	if [ -z "$bad" ] && { [ "$rc" -ne 0 ] || [ "$out" != "modprobe vfio" ]; }; then
 		bad="vfio_iommu_type1 with our vfio.ko: exit $rc, \"$out\""
+	fi
+	guard_run vfio_virqfd
+	if [ -z "$bad" ] && { [ "$rc" -ne 0 ] || [ "$out" != "modprobe vfio" ]; }; then
+		bad="vfio_virqfd with our vfio.ko: exit $rc, \"$out\""
 	fi
 	guard_run vfio_iommu_type1 allow_unsafe_interrupts=1
 	if [ -z "$bad" ] && { [ "$rc" -ne 0 ] ||
