@@ -9,6 +9,7 @@
  * BAR0-5 are regions 0-5, the ROM 6, config space 7.  Seed IRQ indexes:
  * INTx 0, MSI 1, MSI-X 2, release request 3.
  */
+#include <linux/delay.h>
 #include <linux/iommu.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -44,7 +45,7 @@ static bool vfio_pci_has_reset(struct pci_dev *pdev)
  * config space must be blocked meanwhile (6.12 warns when it is not), so
  * take that too, or give up with -EAGAIN like the reset itself would.
  */
-static int vfio_pci_try_reset(struct pci_dev *pdev)
+static int vfio_pci_try_reset_once(struct pci_dev *pdev)
 {
 	struct pci_dev *bridge = pci_upstream_bridge(pdev);
 	int ret;
@@ -54,6 +55,28 @@ static int vfio_pci_try_reset(struct pci_dev *pdev)
 	ret = pci_try_reset_function(pdev);
 	if (bridge)
 		pci_cfg_access_unlock(bridge);
+	return ret;
+}
+
+/*
+ * Any user may take the device lock for a moment: reading the device's
+ * driver_override in sysfs does.  One trylock loses to a reader spinning
+ * on it, so try for a bounded while (about 20 ms) before -EAGAIN.  A
+ * remove() holds the lock for as long as it waits for the user: then
+ * every try fails and the caller learns so within that bound.
+ */
+#define VFIO_PCI_RESET_TRIES	100
+
+static int vfio_pci_try_reset(struct pci_dev *pdev)
+{
+	int ret, i;
+
+	for (i = 0; i < VFIO_PCI_RESET_TRIES; i++) {
+		ret = vfio_pci_try_reset_once(pdev);
+		if (ret != -EAGAIN)
+			break;
+		usleep_range(100, 200);
+	}
 	return ret;
 }
 
@@ -187,6 +210,23 @@ static int vfio_pci_open(void *device_data)
 	if (ret)
 		goto out;
 	/*
+	 * Never hand a device over with what its last user, or the driver
+	 * it had before, programmed into it: DMA rings aimed at IOVAs that
+	 * now hold this user's memory.  The release resets it with no lock
+	 * of the core held; only when that could not be done (or nothing
+	 * reset it since the bind) does the open, as upstream's does at
+	 * every first open.  The device lock held elsewhere fails the open
+	 * with -EAGAIN, as upstream's.
+	 */
+	if (vdev->needs_reset && vdev->reset_works) {
+		ret = vfio_pci_try_reset(pdev);
+		if (ret == -EAGAIN)
+			goto err_disable;
+		if (ret)
+			pci_warn(pdev, "reset before the open failed: %d\n", ret);
+		vdev->needs_reset = false;
+	}
+	/*
 	 * A device that firmware or a previous driver left mastering is
 	 * live now; the user enables DMA when ready, and release must not
 	 * put bus master back from the saved state either.
@@ -246,8 +286,14 @@ static void vfio_pci_release(void *device_data)
 	 * are off already, which is what matters for a departing device.
 	 */
 	down_write(&vdev->memory_lock);
-	if (vdev->reset_works && !READ_ONCE(vdev->removing))
-		vfio_pci_try_reset(pdev);
+	if (vdev->reset_works && !READ_ONCE(vdev->removing)) {
+		int ret = vfio_pci_try_reset(pdev);
+
+		if (ret)
+			pci_warn(pdev, "reset at release failed (%d): the next open resets it\n",
+				 ret);
+		vdev->needs_reset = ret != 0;
+	}
 
 	if (vdev->saved_state) {
 		pci_load_and_free_saved_state(pdev, &vdev->saved_state);
@@ -603,6 +649,8 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&vdev->memory_lock);
 	spin_lock_init(&vdev->irqlock);
 	vdev->reset_works = vfio_pci_has_reset(pdev);
+	/* What the driver it had before programmed into it. */
+	vdev->needs_reset = true;
 	vdev->msi_isolated = isolated;
 	pci_set_drvdata(pdev, vdev);
 

@@ -106,6 +106,12 @@ struct vfio_pci_device {
 	bool			enabled;	/* between open and release */
 	bool			removing;	/* remove() holds the dev lock */
 	bool			reset_works;
+	/*
+	 * lock: the device may hold a previous owner's programming: no
+	 * reset since it was bound, or the reset at the last release
+	 * failed.  The next open resets it, or fails with -EAGAIN.
+	 */
+	bool			needs_reset;
 	bool			pci_2_3;	/* INTx masking via command */
 	bool			msi_isolated;	/* interrupt remapping; probe */
 

@@ -162,6 +162,7 @@ int vt_fired(int efd, int ms);
 #define VT_PCI_INT_LINE		0x3c
 #define VT_PCI_INT_PIN		0x3d
 #define VT_PCI_CAP_ID_MSI	0x05
+#define VT_PCI_CAP_ID_VNDR	0x09
 #define VT_PCI_MSI_FLAGS	2
 #define VT_PCI_MSI_ADDR_LO	4
 #define VT_PCI_MSI_ENABLE	0x0001

@@ -59,7 +59,7 @@ build() {
 	fi
 	rm -rf "${B:?}/$dist"
 	mkdir -p "$B/$dist"
-	cp "$work/vfio.ko" "$work/vfio_pci.ko" "$work/test-kmod/vfio_test_hold.ko" \
+	cp "$work/vfio.ko" "$work/vfio_pci.ko" "$work"/test-kmod/vfio_test_*.ko \
 		"$B/$dist/"
 	rm -rf "$work"
 	echo "ok - matrix/$dist/W=1/$KVER: $(chroot "$CHROOT" gcc --version | head -n 1)"

@@ -23,7 +23,7 @@ usage: tests/vm/run-suite.sh [options]
   --kdir DIR          kernel build tree for our modules
                       (default: /lib/modules/KVER/build)
   --prebuilt DIR      take vfio.ko and vfio_pci.ko (and, when there,
-                      the test-only vfio_test_hold.ko) from DIR instead
+                      the test-only vfio_test_*.ko) from DIR instead
                       of building them (a kernel built with another
                       distribution's compiler, tests/matrix)
   --modules DIR       the kernel's own modules (default: $VFIO_GUEST_MODULES
@@ -167,11 +167,12 @@ rm -rf "$kmodsrc"
 cp -a "$top/tests/kmod" "$kmodsrc"
 test_kmods_built=0
 if [ -n "$prebuilt" ]; then
-	cp "$prebuilt/vfio_test_hold.ko" "$kmodsrc/" 2>/dev/null &&
+	cp "$prebuilt"/vfio_test_*.ko "$kmodsrc/" 2>/dev/null &&
 		test_kmods_built=1
 elif [ "$mods_built" = 1 ]; then
 	if make -C "$kdir" M="$kmodsrc" -j2 W=1 modules >>"$B/modules-build.log" 2>&1 &&
-	   [ -f "$kmodsrc/vfio_test_hold.ko" ]; then
+	   [ -f "$kmodsrc/vfio_test_hold.ko" ] &&
+	   [ -f "$kmodsrc/vfio_test_devlock.ko" ]; then
 		test_kmods_built=1
 	else
 		note "not ok - harness/build-test-kmod: make M=tests/kmod failed for $kver: $(grep -m1 -E 'error|Error|No rule' "$B/modules-build.log" || tail -n 1 "$B/modules-build.log")"
@@ -197,7 +198,7 @@ if [ "$mods_built" = 1 ]; then
 	cp "$modsrc/vfio.ko" "$modsrc/vfio_pci.ko" "$lib/updates/"
 fi
 if [ "$test_kmods_built" = 1 ]; then
-	cp "$kmodsrc/vfio_test_hold.ko" "$lib/updates/"
+	cp "$kmodsrc"/vfio_test_*.ko "$lib/updates/"
 fi
 
 # Debian 13 ships its modules xz-compressed; the initramfs gets them
