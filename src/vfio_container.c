@@ -120,10 +120,11 @@ static void vfio_container_unuse(struct vfio_iommu *iommu)
 /*
  * The type1 ioctls share the user SET_IOMMU took, so that the domain
  * cannot go under them when the last group leaves meanwhile, and take
- * no global lock: mapping is what a VMM does most.  Mappings pin, and
- * charge, the owner's memory only; @mm is fixed while the set is open.
+ * no global lock: mapping is what a VMM does most.  Any holder of the
+ * container fd maps and unmaps, as with upstream's type1: a mapping
+ * pins, and charges, the memory of the task that made it (vfio_dma.c).
  */
-static int vfio_container_use(struct vfio_iommu *iommu, bool owner)
+static int vfio_container_use(struct vfio_iommu *iommu)
 {
 	/* Fully ordered: what the opening wrote before the release is seen. */
 	if (!atomic_inc_not_zero(&iommu->type1_users))
@@ -132,10 +133,6 @@ static int vfio_container_use(struct vfio_iommu *iommu, bool owner)
 	if (!READ_ONCE(iommu->type)) {
 		vfio_container_unuse(iommu);
 		return -EINVAL;
-	}
-	if (owner && current->mm != iommu->mm) {
-		vfio_container_unuse(iommu);
-		return -EPERM;
 	}
 	return 0;
 }
@@ -302,7 +299,6 @@ static long vfio_container_unmap(struct vfio_iommu *iommu,
 static long vfio_container_type1_ioctl(struct vfio_iommu *iommu,
 				       unsigned int cmd, void __user *uarg)
 {
-	bool owner = cmd != VFIO_IOMMU_GET_INFO;
 	long ret;
 
 	switch (cmd) {
@@ -318,7 +314,7 @@ static long vfio_container_type1_ioctl(struct vfio_iommu *iommu,
 		return ret;
 	}
 
-	ret = vfio_container_use(iommu, owner);
+	ret = vfio_container_use(iommu);
 	if (ret)
 		return ret;
 	switch (cmd) {

@@ -65,6 +65,13 @@ struct vfio_dma {
 	struct vfio_runs	*runs;
 	unsigned long		first;		/* page of the MAP_DMA at @start */
 	int			prot;
+	/*
+	 * mmgrab()ed: the mm of the task that mapped it, charged for its
+	 * pinned pages.  On the container ABI any holder of the container
+	 * fd maps (DPDK's secondary processes, a forked VMM), as with
+	 * upstream's type1; on the seed ABI only the set's owner does.
+	 */
+	struct mm_struct	*mm;
 	struct list_head	unmap_next;	/* on one unmap's work list */
 };
 
@@ -161,6 +168,8 @@ static int vfio_dma_remap(struct vfio_iommu *iommu, struct vfio_dma *dma,
 static void vfio_dma_free(struct vfio_dma *dma)
 {
 	vfio_runs_put(dma->runs);
+	if (dma->mm)
+		mmdrop(dma->mm);
 	kfree(dma);
 }
 
@@ -173,9 +182,36 @@ static void vfio_dma_uncharge_mm(struct mm_struct *mm, unsigned long npages)
 	mmput(mm);
 }
 
-static void vfio_dma_uncharge(struct vfio_iommu *iommu, unsigned long npages)
+/*
+ * Pages unpinned by one unmap, to be uncharged from the mms they were
+ * charged to, once dma_lock is dropped: account_locked_vm() takes the
+ * mm's mmap_lock.  Mappings of one unmap nearly always share one mm, so
+ * only a change of mm pays an uncharge on the way.
+ */
+struct vfio_uncharge {
+	struct mm_struct	*mm;	/* mmgrab()ed while set */
+	unsigned long		npages;
+};
+
+static void vfio_uncharge_flush(struct vfio_uncharge *u)
 {
-	vfio_dma_uncharge_mm(iommu->mm, npages);
+	if (!u->mm)
+		return;
+	vfio_dma_uncharge_mm(u->mm, u->npages);
+	mmdrop(u->mm);
+	u->mm = NULL;
+	u->npages = 0;
+}
+
+static void vfio_uncharge_add(struct vfio_uncharge *u, struct vfio_dma *dma,
+			      unsigned long npages)
+{
+	if (u->mm != dma->mm) {
+		vfio_uncharge_flush(u);
+		mmgrab(dma->mm);
+		u->mm = dma->mm;
+	}
+	u->npages += npages;
 }
 
 /* Smallest granule the domain maps, never below a CPU page. */
@@ -384,6 +420,8 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	dma->start = iova;
 	dma->last = iova + size - 1;
 	dma->prot = prot;
+	dma->mm = current->mm;
+	mmgrab(dma->mm);
 	st.dma = dma;
 
 	mutex_lock(&iommu->dma_lock);
@@ -467,6 +505,7 @@ static bool vfio_dma_trim(struct vfio_iommu *iommu, struct vfio_dma *dma,
 	if (keep_lo && keep_hi) {
 		*spare = *dma;
 		refcount_inc(&dma->runs->ref);
+		mmgrab(spare->mm);
 		spare->start = vfio_dma_iova(dma, cut->to);
 		spare->first = cut->to;
 		vfio_dma_tree_insert(spare, &iommu->dma_tree);
@@ -492,6 +531,7 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 {
 	struct iommu_iotlb_gather gather;
 	struct vfio_dma *dma, *next, *spare = NULL;
+	struct vfio_uncharge u = { };
 	unsigned long unpinned = 0;
 	u64 last = iova + size - 1;
 	struct vfio_cut cut;
@@ -540,13 +580,14 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 		vfio_runs_unpin(dma->runs, cut.from, cut.to,
 				dma->prot & IOMMU_WRITE);
 		unpinned += cut.to - cut.from;
+		vfio_uncharge_add(&u, dma, cut.to - cut.from);
 		if (vfio_dma_trim(iommu, dma, &cut, spare))
 			spare = NULL;
 	}
 	*unmapped = (u64)unpinned << PAGE_SHIFT;
 out:
 	mutex_unlock(&iommu->dma_lock);
-	vfio_dma_uncharge(iommu, unpinned);
+	vfio_uncharge_flush(&u);
 	kfree(spare);
 	return ret;
 }
@@ -555,6 +596,7 @@ out:
 u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 {
 	struct iommu_iotlb_gather gather;
+	struct vfio_uncharge u = { };
 	struct rb_node *node;
 	struct vfio_dma *dma;
 	unsigned long unpinned = 0, first, end;
@@ -575,13 +617,14 @@ u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 		end = vfio_dma_pgoff(dma, dma->last) + 1;
 		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
 		unpinned += end - first;
+		vfio_uncharge_add(&u, dma, end - first);
 		vfio_dma_tree_remove(dma, &iommu->dma_tree);
 		vfio_dma_free(dma);
 		cond_resched();
 	}
 	iommu->dma_count = 0;
 	mutex_unlock(&iommu->dma_lock);
-	vfio_dma_uncharge(iommu, unpinned);
+	vfio_uncharge_flush(&u);
 	return (u64)unpinned << PAGE_SHIFT;
 }
 
@@ -621,7 +664,8 @@ void vfio_dma_bury(struct vfio_iommu *iommu, struct vfio_dma_remains *rem)
  */
 void vfio_dma_reap(struct vfio_dma_remains *rem)
 {
-	unsigned long unpinned = 0, first, end;
+	struct vfio_uncharge u = { };
+	unsigned long first, end;
 	struct rb_node *node;
 	struct vfio_dma *dma;
 
@@ -631,12 +675,12 @@ void vfio_dma_reap(struct vfio_dma_remains *rem)
 		first = dma->first;
 		end = vfio_dma_pgoff(dma, dma->last) + 1;
 		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
-		unpinned += end - first;
+		vfio_uncharge_add(&u, dma, end - first);
 		vfio_dma_tree_remove(dma, &rem->tree);
 		vfio_dma_free(dma);
 		cond_resched();
 	}
-	vfio_dma_uncharge_mm(rem->mm, unpinned);
+	vfio_uncharge_flush(&u);
 	mmdrop(rem->mm);
 	kfree(rem);
 }

@@ -1087,9 +1087,10 @@ static void op_dup(struct worker *w)
 static void run_ops(struct worker *w, long n);
 
 /*
- * Fork: the child runs a few operations on the inherited fds (mostly
- * -EPERM: the mm lock belongs to the parent) and dies, either by exit
- * with everything open or by SIGKILL.  The lock is held across fork so
+ * Fork: the child runs a few operations on the inherited fds (the seed
+ * ABI answers most with -EPERM: the mm lock belongs to the parent; the
+ * container ABI maps for any holder, charged to the child) and dies,
+ * either by exit with everything open or by SIGKILL.  The lock is held across fork so
  * the child's copy of the table is consistent and its mutex unused.
  */
 static void op_fork(struct worker *w)

@@ -29,6 +29,7 @@
 
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 #define IOVA		0x100000ULL	/* edu masks DMA addresses to 28 bits */
+#define IOVA2		0x2000000ULL
 #define SMALL_LIMIT	(64 * 1024)	/* RLIMIT_MEMLOCK for the child */
 #define CHILD_PAGES	64
 #define SETTLE_MS	3000		/* bound for an exit to unpin */
@@ -920,6 +921,74 @@ static void test_sigkill_unpins(struct vt *t, void *arg)
 	munmap(buf, PG);
 }
 
+/*
+ * Any holder of the container fd maps, as with upstream's type1 (DPDK's
+ * secondary processes, a VMM that forks): a forked child maps its own
+ * memory, charged to its own mm, not the parent's.  The mapping stays
+ * until it is unmapped, also after the child is gone, and the parent's
+ * unmap unpins it.  Before, the child got EPERM.
+ */
+#define FORK_PAGES	4
+
+static int fork_mapper(int container, int report)
+{
+	long before = vt_locked_kb(0), delta;
+	uint8_t *buf;
+
+	buf = mmap(NULL, FORK_PAGES * PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 11;
+	memset(buf, 0x5c, FORK_PAGES * PG);
+	if (vtm_map(container, buf, IOVA2, FORK_PAGES * PG, RW))
+		return errno == EPERM ? 12 : 13;
+	delta = vt_locked_kb(0) - before;
+	return write(report, &delta, sizeof(delta)) == sizeof(delta) ? 0 : 14;
+}
+
+static void test_fork_child_maps(struct vt *t, void *arg)
+{
+	long start, parent_kb, child_kb = -1;
+	int p[2], status;
+	struct ctr c;
+	pid_t pid;
+
+	(void)arg;
+	ctr_open(t, &c, VT_EDU0, 0);
+	start = pinned(t);
+	parent_kb = vt_locked_kb(0);
+	VT_OK(t, pipe(p));
+	fflush(stdout);
+	pid = VT_OK(t, fork());
+	if (pid == 0) {
+		close(p[0]);
+		_exit(fork_mapper(c.container, p[1]));
+	}
+	close(p[1]);
+	VT_OK(t, waitpid(pid, &status, 0));
+	VT_CHECKF(t, read(p[0], &child_kb, sizeof(child_kb)) ==
+		  sizeof(child_kb) || !WIFEXITED(status) ||
+		  WEXITSTATUS(status), "no report from the child");
+	close(p[0]);
+	VT_CHECKF(t, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status 0x%x (exit 12: MAP_DMA refused with EPERM, 13: failed otherwise)",
+		  status);
+	VT_CHECKF(t, child_kb == FORK_PAGES * PG / 1024,
+		  "the child's VmLck grew by %ld kB, want %ld", child_kb,
+		  FORK_PAGES * PG / 1024);
+	VT_CHECKF(t, vt_locked_kb(0) == parent_kb,
+		  "the parent's VmLck moved from %ld to %ld kB", parent_kb,
+		  vt_locked_kb(0));
+	VT_CHECKF(t, pinned(t) == start + FORK_PAGES,
+		  "%ld pages pinned after the child's exit, want %d",
+		  pinned(t) - start, FORK_PAGES);
+	unmap_expect(t, c.container, IOVA2, FORK_PAGES * PG,
+		     FORK_PAGES * PG);
+	VT_CHECKF(t, pinned(t) == start, "%ld pages still pinned after the unmap",
+		  pinned(t) - start);
+	ctr_close(&c);
+}
+
 /* ---- two groups in one container ------------------------------------------ */
 
 static void edu_up(struct vt *t, struct vt_edu *e, const struct vtm_dev *d)
@@ -1018,6 +1087,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unset_last_group_unpins);
 	VT_RUN_CLOSE(&t, test_unset_during_maps);
 	VT_RUN_CLOSE(&t, test_sigkill_unpins);
+	VT_RUN_CLOSE(&t, test_fork_child_maps);
 	VT_RUN_CLOSE(&t, test_two_groups);
 	return vt_done(&t);
 }
