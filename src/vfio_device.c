@@ -170,10 +170,15 @@ void vfio_unregister_device(struct device *dev)
 		vfio_unlock();
 		return;
 	}
-	/* From here on GET_DEVICE_FD cannot find it. */
+	/*
+	 * From here on GET_DEVICE_FD cannot find it.  It stays in its group
+	 * until it is revoked: while its user can still make it DMA, the
+	 * group must not leave the user's IOMMU domain (UNSET_CONTAINER,
+	 * UNMERGE and the group's last close see it open and keep it), nor
+	 * be freed under us by that close.
+	 */
+	device->leaving = true;
 	group = device->group;
-	list_del_init(&device->group_next);
-	device->group = NULL;
 	vfio_unlock();
 
 	if (READ_ONCE(device->open_count)) {
@@ -193,6 +198,8 @@ void vfio_unregister_device(struct device *dev)
 	vfio_device_revoke(device);
 
 	mutex_lock(&vfio_lock);
+	list_del_init(&device->group_next);
+	device->group = NULL;
 	vfio_group_maybe_free(group);
 	vfio_unlock();
 	vfio_device_put(device);

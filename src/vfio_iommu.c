@@ -260,7 +260,8 @@ static int vfio_first_dev(struct device *dev, void *data)
  * A device of the set for the IOMMU calls that want one, referenced: the
  * attach below sleeps while deletions are in flight, and a member that is
  * being deleted is freed once it has left its group.  One bound to us
- * first, as it cannot be on its way out while vfio.lock is held; else
+ * and not being unregistered first, as it cannot be on its way out
+ * while vfio.lock is held; else
  * any member of a group whose devices were all unbound, taken once no
  * deletion is in flight.
  */
@@ -270,13 +271,10 @@ static struct device *vfio_iommu_get_dev(struct vfio_iommu *iommu)
 	struct vfio_group *group;
 	struct device *dev = NULL;
 
-	list_for_each_entry(group, &iommu->group_list, iommu_next) {
-		device = list_first_entry_or_null(&group->device_list,
-						  struct vfio_device,
-						  group_next);
-		if (device)
-			return get_device(device->dev);
-	}
+	list_for_each_entry(group, &iommu->group_list, iommu_next)
+		list_for_each_entry(device, &group->device_list, group_next)
+			if (!device->leaving)
+				return get_device(device->dev);
 	/* Not one whose deletion is under way (attach waits anyway). */
 	vfio_iommu_wait_removals();
 	list_for_each_entry(group, &iommu->group_list, iommu_next) {

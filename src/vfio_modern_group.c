@@ -173,7 +173,7 @@ static int vfio_group_modern_device_fd(struct file *filep, const char *name)
 	}
 	/* A device of this group only: a container's others are theirs. */
 	list_for_each_entry(device, &group->device_list, group_next) {
-		if (device->ops->match(device->dev, name)) {
+		if (!device->leaving && device->ops->match(device->dev, name)) {
 			found = device;
 			break;
 		}

@@ -159,7 +159,13 @@ struct vfio_device {
 	const struct vfio_device_ops	*ops;
 	void				*device_data;
 	struct vfio_group		*group;	/* vfio.lock; NULL once gone */
-	struct list_head		group_next;
+	struct list_head		group_next;	/* vfio.lock */
+	/*
+	 * vfio.lock: being unregistered.  It stays on its group's list,
+	 * keeping the group (and its IOMMU domain) until it is revoked, but
+	 * GET_DEVICE_FD no longer finds it.
+	 */
+	bool				leaving;
 	struct inode			*inode;	/* mapping of all its mmaps */
 	unsigned int			open_count;	/* vfio.lock */
 	bool				closing;	/* vfio.lock: last fd's release */

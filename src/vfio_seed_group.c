@@ -71,7 +71,8 @@ static struct vfio_device *vfio_set_match_device(struct vfio_iommu *iommu,
 
 	list_for_each_entry(group, &iommu->group_list, iommu_next)
 		list_for_each_entry(device, &group->device_list, group_next)
-			if (device->ops->match(device->dev, name))
+			if (!device->leaving &&
+			    device->ops->match(device->dev, name))
 				return device;
 	return NULL;
 }

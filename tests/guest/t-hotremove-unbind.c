@@ -436,6 +436,102 @@ static void test_unbind_user_stuck(struct vt *t, void *arg)
 	with_held_edu1(t, user_stuck);
 }
 
+/* ---- the release window: the device stays in its group ---------------- */
+
+#define WINDOW_IOVA	0x200000ULL
+
+/* Start unbinding the held device and wait for its release request. */
+static void window_open(struct vt *t, struct vt_held *h, struct unbinder *u)
+{
+	uint64_t v = 0;
+
+	u->dev = h->d.name;
+	VT_CHECKF(t, pthread_create(&u->thread, NULL, unbind_thread, u) == 0,
+		  "pthread_create failed");
+	if (vt_wait_eventfd(h->req, TEST_TIMEOUT_MS + SLACK_MS, &v)) {
+		pthread_join(u->thread, NULL);
+		vt_fail(t, __FILE__, __LINE__, "no release request: %s",
+			strerror(errno));
+	}
+}
+
+/* The user lets go: the unbind ends at once. */
+static void window_close(struct vt *t, struct vt_held *h, struct unbinder *u)
+{
+	munmap((void *)h->bar0, h->bar0_size);
+	h->bar0 = NULL;
+	close(h->d.device_fd);
+	h->d.device_fd = -1;
+	pthread_join(u->thread, NULL);
+	VT_CHECKF(t, u->ret == 0, "unbind: %s", strerror(u->err));
+}
+
+/*
+ * The group's last fd (and the IOMMU fd) closed while the unbind waits:
+ * the device, still open and bus master, must stay in the user's IOMMU
+ * domain, so its DMA through a mapped IOVA still comes back.  Before, the
+ * close detached and freed the group, and the unbind freed it again.
+ */
+static void group_closes(struct vt *t, struct vt_held *h,
+			 struct saved_timeout *s)
+{
+	struct unbinder u = { 0 };
+	struct vt_edu e;
+	uint8_t *buf;
+
+	restore_timeout(s);
+	buf = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(buf, 0x3c, PG);
+	VT_OK(t, vt_map(h->d.iommu_fd, buf, WINDOW_IOVA, PG, 0));
+	VT_OK(t, vt_edu_init(&e, h->d.device_fd));
+
+	window_open(t, h, &u);
+	VT_OK(t, close(h->d.iommu_fd));
+	h->d.iommu_fd = -1;
+	VT_OK(t, close(h->d.group_fd));
+	h->d.group_fd = -1;
+	/* From RAM into edu's buffer, and back to the next bytes. */
+	VT_OK(t, vt_edu_dma(&e, 0, WINDOW_IOVA, 64));
+	VT_OK(t, vt_edu_dma(&e, 1, WINDOW_IOVA + 64, 64));
+	VT_CHECKF(t, !memcmp(buf, buf + 64, 64),
+		  "DMA after the group's close did not come back (0x%02x): the group left the IOMMU domain",
+		  buf[64]);
+	window_close(t, h, &u);
+	munmap(buf, PG);
+}
+
+static void test_window_group_close(struct vt *t, void *arg)
+{
+	(void)arg;
+	with_held_edu1(t, group_closes);
+}
+
+/*
+ * UNMERGE of the unbinding device's group while its fd is open: -EBUSY,
+ * as for any open device.  Before, the group left the set (and the
+ * domain) with the device still live.
+ */
+static void test_window_unmerge(struct vt *t, void *arg)
+{
+	struct vt_held h = { .d = { .device_fd = -1 } };
+	struct unbinder u = { 0 };
+	int32_t g0;
+
+	(void)arg;
+	g0 = VT_OK(t, vt_open_group_of(VT_EDU0));
+	VT_CHECKF(t, vt_hold_dev(&h, VT_EDU1, 0) == 0, "hold %s: %s", VT_EDU1,
+		  strerror(errno));
+	VT_OK(t, ioctl(h.d.group_fd, VFIO_GROUP_MERGE, &g0));
+	window_open(t, &h, &u);
+	VT_ERRNO(t, ioctl(h.d.group_fd, VFIO_GROUP_UNMERGE), EBUSY);
+	window_close(t, &h, &u);
+	vt_release_held(&h);
+	close(g0);
+	rebind(t, VT_EDU1);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-hotremove-unbind" };
@@ -443,5 +539,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unbind_user_closes);
 	VT_RUN_CLOSE(&t, test_unbind_user_holds);
 	VT_RUN_CLOSE(&t, test_unbind_user_stuck);
+	VT_RUN_CLOSE(&t, test_window_group_close);
+	VT_RUN_CLOSE(&t, test_window_unmerge);
 	return vt_done(&t);
 }

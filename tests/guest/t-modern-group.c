@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -186,6 +187,62 @@ static void test_unset_busy(struct vt *t, void *arg)
  * even before a container); a known device needs a container with an
  * IOMMU set (vfio_group_use_container: EINVAL).
  */
+/*
+ * UNSET_CONTAINER while its device is being unbound and its fd is still
+ * open: -EBUSY, as for any open device, and GET_DEVICE_FD no longer finds
+ * it.  Before, the unbind took the device off its group before waiting
+ * for the user, so the group could leave the container (and its IOMMU
+ * domain) with the device still live.
+ */
+struct window_unbind {
+	pthread_t thread;
+	int ret, err;
+};
+
+static void *window_unbind_thread(void *arg)
+{
+	struct window_unbind *u = arg;
+
+	u->ret = vt_unbind(VT_EDU1);
+	u->err = errno;
+	return NULL;
+}
+
+static void test_unset_during_release(struct vt *t, void *arg)
+{
+	struct window_unbind u = { 0 };
+	struct vtm_dev d;
+	int32_t req;
+
+	(void)arg;
+	VT_OK(t, vtm_open_dev(&d, VT_EDU1, 0));
+	req = VT_OK(t, eventfd(0, EFD_CLOEXEC));
+	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 0,
+				      1, &req));
+	VT_CHECKF(t, pthread_create(&u.thread, NULL, window_unbind_thread,
+				    &u) == 0, "pthread_create failed");
+	if (vt_wait_eventfd(req, 10000, NULL)) {
+		pthread_join(u.thread, NULL);
+		vt_bind_vfio(VT_EDU1);
+		vt_fail(t, __FILE__, __LINE__, "no release request: %s",
+			strerror(errno));
+	}
+	errno = 0;
+	VT_CHECKF(t, vtm_unset_container(d.group_fd) < 0 && errno == EBUSY,
+		  "UNSET_CONTAINER during the release window: %s, not EBUSY",
+		  errno ? strerror(errno) : "success");
+	VT_CHECKF(t, vtm_device_fd(d.group_fd, VT_EDU1) < 0 && errno == ENODEV,
+		  "GET_DEVICE_FD of the leaving device: %s, not ENODEV",
+		  strerror(errno));
+	close(d.device_fd);
+	d.device_fd = -1;
+	pthread_join(u.thread, NULL);
+	VT_CHECKF(t, u.ret == 0, "unbind: %s", strerror(u.err));
+	vtm_close_dev(&d);
+	VT_CHECKF(t, vt_bind_vfio(VT_EDU1) == 0, "rebind %s: %s", VT_EDU1,
+		  strerror(errno));
+}
+
 static void test_get_device_fd(struct vt *t, void *arg)
 {
 	static const char *const bad[] = {
@@ -485,6 +542,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_set_container_errors);
 	VT_RUN_CLOSE(&t, test_unset_without_container);
 	VT_RUN_CLOSE(&t, test_unset_busy);
+	VT_RUN_CLOSE(&t, test_unset_during_release);
 	VT_RUN_CLOSE(&t, test_get_device_fd);
 	VT_RUN_CLOSE(&t, test_device_holds_group);
 	VT_RUN_CLOSE(&t, test_single_open);
