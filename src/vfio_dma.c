@@ -4,8 +4,9 @@
  *
  * Each MAP_DMA becomes one struct vfio_dma in an interval tree keyed by
  * IOVA, so lookup, overlap checks and splits cost O(log n).  Its pages
- * are pinned in large batches, and every physically contiguous run of
- * them is handed to the IOMMU in a single iommu_map() call, which picks
+ * are pinned in large batches with no lock held, then every physically
+ * contiguous run of them is handed to the IOMMU in a single iommu_map()
+ * call under dma_lock, which picks
  * the largest page sizes the domain supports (2 MiB and 1 GiB for huge
  * pages).  Only the runs are kept, and pages are unpinned a folio at a
  * time.  Unmapping gathers the IOTLB flushes and syncs once before any
@@ -263,21 +264,21 @@ int vfio_dma_set_resv(struct vfio_iommu *iommu, struct vfio_resv *resv,
 
 /*
  * Building a mapping: pages are pinned a batch at a time and folded into
- * the open run; a run is mapped into the IOMMU, in one call, as soon as
- * the next page does not continue it.
+ * the open run; a run is closed and recorded as soon as the next page
+ * does not continue it.  Nothing is mapped into the IOMMU yet: pinning
+ * may wait for good on the user's pages, so it runs with no lock held,
+ * and the runs are mapped afterwards under dma_lock (vfio_dma_map()).
  */
 struct vfio_map_state {
-	struct vfio_iommu	*iommu;
 	struct vfio_dma		*dma;
-	struct vfio_open_run	run;		/* not yet mapped */
-	unsigned long		mapped;		/* pages in closed runs */
+	struct vfio_open_run	run;		/* not yet recorded */
+	unsigned long		recorded;	/* pages in closed runs */
 };
 
 static int vfio_map_close_run(struct vfio_map_state *st)
 {
 	struct vfio_dma *dma = st->dma;
 	struct vfio_runs *runs = dma->runs, *bigger;
-	int ret;
 
 	if (!st->run.len)
 		return 0;
@@ -290,18 +291,11 @@ static int vfio_map_close_run(struct vfio_map_state *st)
 		kvfree(runs);
 		dma->runs = runs = bigger;
 	}
-	ret = vfio_iommu_map(st->iommu->domain,
-			     vfio_dma_iova(dma, st->run.pgoff),
-			     PFN_PHYS(st->run.pfn),
-			     (size_t)st->run.len << PAGE_SHIFT,
-			     dma->prot | st->iommu->prot);
-	if (ret)
-		return ret;
 	runs->run[runs->nr].pgoff = st->run.pgoff;
 	runs->run[runs->nr].pfn = st->run.pfn;
 	runs->nr++;
 	runs->run[runs->nr].pgoff = st->run.pgoff + st->run.len;
-	st->mapped += st->run.len;
+	st->recorded += st->run.len;
 	st->run.len = 0;
 	return 0;
 }
@@ -329,7 +323,7 @@ static int vfio_map_add_pages(struct vfio_map_state *st, struct page **pages,
 	return 0;
 }
 
-/* Pin, map and record @npages pages at @vaddr into st->dma. */
+/* Pin and record @npages pages at @vaddr into st->dma. */
 static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 			unsigned long npages)
 {
@@ -338,7 +332,6 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	unsigned long done = 0, max = VFIO_PIN_STACK;
 	struct vfio_dma *dma = st->dma;
 	int ret = 0, n;
-	bool dirty;
 
 	if (dma->prot & IOMMU_WRITE)
 		gup |= FOLL_WRITE;
@@ -373,22 +366,54 @@ static int vfio_map_pin(struct vfio_map_state *st, u64 vaddr,
 	if (!ret)
 		return 0;
 
-	/*
-	 * Undo: closed runs are mapped and recorded, the open one pinned
-	 * (and maybe mapped in part by a failed iommu_map()).  The device
-	 * could write to what was mapped until the unmap: dirty it as an
-	 * unmap does, or the page cache may drop what it wrote.
-	 */
-	dirty = dma->prot & IOMMU_WRITE;
-	if (st->mapped)
-		iommu_unmap(st->iommu->domain, dma->start,
-			    (size_t)st->mapped << PAGE_SHIFT);
+	/* Undo: closed runs are recorded, the open one pinned; no device saw them. */
 	if (dma->runs->nr)
-		vfio_runs_unpin(dma->runs, 0, st->mapped, dirty);
+		vfio_runs_unpin(dma->runs, 0, st->recorded, false);
 	if (st->run.len)
 		unpin_user_page_range_dirty_lock(pfn_to_page(st->run.pfn),
-						 st->run.len, dirty);
+						 st->run.len, false);
 	return ret;
+}
+
+/*
+ * Map every run of a new @dma, one iommu_map() each.  On failure nothing
+ * of it stays mapped (iommu_map() undoes its own part), and the caller
+ * unpins it dirty: the device could write to what was mapped meanwhile.
+ */
+static int vfio_dma_map_runs(struct vfio_iommu *iommu, struct vfio_dma *dma)
+{
+	const struct vfio_runs *runs = dma->runs;
+	unsigned long i;
+	int ret = 0;
+
+	lockdep_assert_held(&iommu->dma_lock);
+	for (i = 0; i < runs->nr; i++) {
+		ret = vfio_iommu_map(iommu->domain,
+				     vfio_dma_iova(dma, runs->run[i].pgoff),
+				     PFN_PHYS(runs->run[i].pfn),
+				     (size_t)(runs->run[i + 1].pgoff -
+					      runs->run[i].pgoff) << PAGE_SHIFT,
+				     dma->prot | iommu->prot);
+		if (ret)
+			break;
+	}
+	if (ret && i)
+		iommu_unmap(iommu->domain, dma->start,
+			    (size_t)runs->run[i].pgoff << PAGE_SHIFT);
+	return ret;
+}
+
+/* Whether @dma may go into the tree now: 0 or why not. */
+static int vfio_dma_can_insert(struct vfio_iommu *iommu, struct vfio_dma *dma)
+{
+	lockdep_assert_held(&iommu->dma_lock);
+	if (vfio_dma_hits_resv(iommu, dma->start, dma->last))
+		return -EINVAL;
+	if (iommu->dma_count >= max_mappings)
+		return -ENOSPC;
+	if (vfio_dma_tree_iter_first(&iommu->dma_tree, dma->start, dma->last))
+		return -EEXIST;
+	return 0;
 }
 
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
@@ -396,9 +421,10 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 {
 	struct iommu_domain_geometry *geo = &iommu->domain->geometry;
 	u64 mask = vfio_dma_align_mask(iommu);
-	struct vfio_map_state st = { .iommu = iommu };
+	struct vfio_map_state st = { };
 	unsigned long npages;
 	struct vfio_dma *dma;
+	bool dirty = false;
 	int ret;
 
 	if (vfio_check_range(iova, size, mask) ||
@@ -424,37 +450,46 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	mmgrab(dma->mm);
 	st.dma = dma;
 
+	/* What would fail anyway fails before anything is pinned. */
 	mutex_lock(&iommu->dma_lock);
-	if (vfio_dma_hits_resv(iommu, dma->start, dma->last)) {
-		ret = -EINVAL;
-		goto err_unlock;
-	}
-	if (iommu->dma_count >= max_mappings) {
-		ret = -ENOSPC;
-		goto err_unlock;
-	}
-	if (vfio_dma_tree_iter_first(&iommu->dma_tree, dma->start,
-				     dma->last)) {
-		ret = -EEXIST;
-		goto err_unlock;
-	}
+	ret = vfio_dma_can_insert(iommu, dma);
+	mutex_unlock(&iommu->dma_lock);
+	if (ret)
+		goto err_free;
 	/* Fails past RLIMIT_MEMLOCK unless CAP_IPC_LOCK. */
 	ret = account_locked_vm(current->mm, npages, true);
 	if (ret)
-		goto err_unlock;
+		goto err_free;
+	/*
+	 * With no lock held: faulting the user's pages in may wait for
+	 * good (a FUSE file whose server never answers, userfaultfd), and
+	 * attach, detach and the reserved ranges take dma_lock under
+	 * vfio.lock.  Meanwhile other maps and unmaps go on, so the checks
+	 * are made again before the mapping goes in.
+	 */
 	ret = vfio_map_pin(&st, vaddr, npages);
-	if (ret) {
-		account_locked_vm(current->mm, npages, false);
-		goto err_unlock;
-	}
+	if (ret)
+		goto err_uncharge;
 
+	mutex_lock(&iommu->dma_lock);
+	ret = vfio_dma_can_insert(iommu, dma);
+	if (!ret) {
+		ret = vfio_dma_map_runs(iommu, dma);
+		dirty = ret && (dma->prot & IOMMU_WRITE);
+	}
+	if (ret) {
+		mutex_unlock(&iommu->dma_lock);
+		vfio_runs_unpin(dma->runs, 0, npages, dirty);
+		goto err_uncharge;
+	}
 	vfio_dma_tree_insert(dma, &iommu->dma_tree);
 	iommu->dma_count++;
 	mutex_unlock(&iommu->dma_lock);
 	return 0;
 
-err_unlock:
-	mutex_unlock(&iommu->dma_lock);
+err_uncharge:
+	account_locked_vm(current->mm, npages, false);
+err_free:
 	vfio_dma_free(dma);
 	return ret;
 }

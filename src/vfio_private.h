@@ -17,7 +17,10 @@
  *   vfio_pci_device.lock   (vfio_pci) ioctls, config space, open state
  *   vfio_pci_device.memory_lock  (vfio_pci, rwsem) BAR decode
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object, and
- *                          its domain's attach and detach against them
+ *                          its domain's attach and detach against them.
+ *                          Never held while user memory is pinned or
+ *                          faulted in: that may wait for good (FUSE,
+ *                          userfaultfd), and vfio.lock waits for it
  *   vfio_pci_device.irqlock, vfio_removals_lock  (spinlocks, innermost)
  *
  * Nothing that takes long runs under vfio.lock on a user's behalf: an

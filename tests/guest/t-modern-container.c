@@ -989,6 +989,253 @@ static void test_fork_child_maps(struct vt *t, void *arg)
 	ctr_close(&c);
 }
 
+/* ---- a MAP_DMA whose pages never arrive ------------------------------------ */
+
+/*
+ * Pinning faults the user's pages in, which may wait for good: a FUSE
+ * file whose server never answers, which any user can make through a
+ * user namespace (here the test's own server, vt_fuse).  A userfaultfd
+ * page cannot show it: a long-term pin gives up on those at once.  Such a MAP_DMA may stall its own
+ * container's mappings, nothing else: another thread of the same user
+ * attaching a group to that container, another user's whole open, map
+ * and close of another group, and the unbind of the stuck user's device
+ * all go on.  Before, the pin held the container's dma_lock, the attach
+ * waited for it under the global vfio.lock, and everything else waited
+ * for that.
+ */
+#define STUCK_PAGES	4
+#define OTHERS_MS	1000	/* the bound for another user's cycle */
+
+/*
+ * The stuck pin holds this process's mmap_lock, so nothing here may
+ * take it for writing meanwhile (a thread's stack, a malloc'ed buffer):
+ * every thread is made up front and waits for its go.
+ */
+static void wait_go(volatile int *go)
+{
+	while (!*go)
+		usleep(1000);
+}
+
+struct stuck_map {
+	pthread_t thread;
+	int container;
+	void *buf;
+	int ret, err;
+	volatile int go;
+};
+
+static void *stuck_map_thread(void *arg)
+{
+	struct stuck_map *m = arg;
+
+	wait_go(&m->go);
+	m->ret = vtm_map(m->container, m->buf, IOVA, STUCK_PAGES * PG, RW);
+	m->err = errno;
+	return NULL;
+}
+
+struct attacher {
+	pthread_t thread;
+	int container, group;
+	uint64_t ms;
+	int ret, err;
+	volatile int go, done;
+};
+
+/* Wait up to ms for a thread's done flag: 1, or 0 when it still runs. */
+static int wait_done(volatile int *done, int ms)
+{
+	uint64_t end = vt_now_ms() + ms;
+
+	while (!*done && vt_now_ms() < end)
+		usleep(5000);
+	return *done;
+}
+
+static void *attach_thread(void *arg)
+{
+	struct attacher *a = arg;
+	uint64_t start;
+
+	wait_go(&a->go);
+	start = vt_now_ms();
+	a->ret = vtm_set_container(a->group, a->container);
+	a->err = errno;
+	a->ms = vt_now_ms() - start;
+	a->done = 1;
+	return NULL;
+}
+
+static void *unbind_thread(void *arg)
+{
+	struct attacher *a = arg;
+	uint64_t start;
+
+	wait_go(&a->go);
+	start = vt_now_ms();
+	a->ret = vt_unbind(VT_EDU0);
+	a->err = errno;
+	a->ms = vt_now_ms() - start;
+	a->done = 1;
+	return NULL;
+}
+
+/* Wait up to ms for the server's first READ: 1, or 0 when none came. */
+static int first_read(struct vt_fuse *f, int ms)
+{
+	uint64_t end = vt_now_ms() + ms;
+
+	while (!vt_fuse_reads(f) && vt_now_ms() < end)
+		usleep(5000);
+	return vt_fuse_reads(f) > 0;
+}
+
+/*
+ * Another user's whole cycle on the testdev's group, in a child forked
+ * before the stuck MAP_DMA: a fork after it would wait for the mmap_lock
+ * that the stuck pin holds in this process.  other_user_go() starts the
+ * cycle and returns how long it took in ms (-2: not within 10 times the
+ * bound, -1: it failed).
+ */
+struct other_user {
+	pid_t pid;
+	int go;
+};
+
+static void other_user_child(int go)
+{
+	int container, group;
+	uint8_t *buf, c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	container = vtm_open_container();
+	group = vtm_open_group_of(VT_TESTDEV0);
+	buf = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (container < 0 || group < 0 || buf == MAP_FAILED ||
+	    vtm_set_container(group, container) ||
+	    vtm_set_iommu(container, VFIO_TYPE1v2_IOMMU) ||
+	    vtm_map(container, buf, IOVA, PG, RW) ||
+	    vtm_unmap(container, IOVA, PG, NULL))
+		_exit(1);
+	_exit(0);
+}
+
+static int other_user_start(struct other_user *o)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	o->pid = fork();
+	if (o->pid == 0) {
+		close(p[1]);
+		other_user_child(p[0]);
+	}
+	close(p[0]);
+	o->go = p[1];
+	return o->pid < 0 ? -1 : 0;
+}
+
+static long other_user_go(struct other_user *o)
+{
+	uint64_t start = vt_now_ms();
+	int status;
+
+	if (write(o->go, "g", 1) != 1)
+		return -1;
+	close(o->go);
+	while (waitpid(o->pid, &status, WNOHANG) == 0) {
+		/* Asleep in the kernel, maybe for good: reaped later. */
+		if (vt_now_ms() - start > 10 * OTHERS_MS) {
+			kill(o->pid, SIGKILL);
+			return -2;
+		}
+		usleep(5000);
+	}
+	o->pid = -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ?
+	       (long)(vt_now_ms() - start) : -1;
+}
+
+static void test_stuck_pin_blocks_nobody(struct vt *t, void *arg)
+{
+	struct attacher a = { .ret = -1 }, u = { .ret = -1 };
+	struct stuck_map m = { .ret = -1 };
+	int fd, faulted, attached, unbound;
+	struct other_user o;
+	struct vt_fuse f;
+	long other;
+	struct ctr c;
+
+	(void)arg;
+	VT_OK(t, other_user_start(&o));
+	if (vt_fuse_start(&f, STUCK_PAGES * PG)) {
+		close(o.go);
+		waitpid(o.pid, NULL, 0);
+		vt_skip(t, "no FUSE in this kernel: %s", strerror(errno));
+	}
+	fd = open(f.path, O_RDONLY | O_CLOEXEC);
+	m.buf = fd < 0 ? MAP_FAILED :
+		mmap(NULL, STUCK_PAGES * PG, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE, fd, 0);
+	if (m.buf == MAP_FAILED) {
+		close(o.go);
+		waitpid(o.pid, NULL, 0);
+		vt_fuse_stop(&f);
+		vt_fail(t, __FILE__, __LINE__, "open and mmap %s: %s", f.path,
+			strerror(errno));
+	}
+	ctr_open(t, &c, VT_EDU1, VFIO_TYPE1v2_IOMMU);
+	m.container = c.container;
+	a.container = c.container;
+	a.group = vtm_open_group_of(VT_EDU0);
+
+	/* Nothing below may fail the case before the reads are answered. */
+	pthread_create(&m.thread, NULL, stuck_map_thread, &m);
+	pthread_create(&a.thread, NULL, attach_thread, &a);
+	pthread_create(&u.thread, NULL, unbind_thread, &u);
+	m.go = 1;
+	faulted = first_read(&f, 5000);
+	a.go = 1;
+	attached = faulted && wait_done(&a.done, OTHERS_MS);
+	other = other_user_go(&o);
+	u.go = 1;
+	unbound = faulted && wait_done(&u.done, 5000);
+
+	vt_fuse_fail_reads(&f);
+	pthread_join(m.thread, NULL);
+	pthread_join(a.thread, NULL);
+	pthread_join(u.thread, NULL);
+	if (o.pid > 0)
+		waitpid(o.pid, NULL, 0);
+	printf("# stuck MAP_DMA: attach %llu ms, another user's cycle %ld ms, unbind %llu ms\n",
+	       (unsigned long long)a.ms, other, (unsigned long long)u.ms);
+	ctr_close(&c);
+	close(a.group);
+	munmap(m.buf, STUCK_PAGES * PG);
+	close(fd);
+	vt_fuse_stop(&f);
+	vt_bind_vfio(VT_EDU0);
+
+	VT_CHECKF(t, faulted, "the MAP_DMA never asked the FUSE server for its page");
+	VT_CHECKF(t, m.ret < 0 && m.err == EFAULT,
+		  "the MAP_DMA whose page never came: %d/%s, not EFAULT", m.ret,
+		  strerror(m.err));
+	VT_CHECKF(t, attached && a.ret == 0,
+		  "SET_CONTAINER beside the stuck MAP_DMA: %s after %llu ms",
+		  a.ret ? strerror(a.err) : "not done", (unsigned long long)a.ms);
+	VT_CHECKF(t, other >= 0 && other <= OTHERS_MS,
+		  "another user's open, map and close took %ld ms (bound %d; -2: stuck)",
+		  other, OTHERS_MS);
+	VT_CHECKF(t, unbound && u.ret == 0,
+		  "unbinding the stuck user's device: %s after %llu ms",
+		  u.ret ? strerror(u.err) : "not done", (unsigned long long)u.ms);
+}
+
 /* ---- two groups in one container ------------------------------------------ */
 
 static void edu_up(struct vt *t, struct vt_edu *e, const struct vtm_dev *d)
@@ -1088,6 +1335,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_unset_during_maps);
 	VT_RUN_CLOSE(&t, test_sigkill_unpins);
 	VT_RUN_CLOSE(&t, test_fork_child_maps);
+	VT_RUN_CLOSE(&t, test_stuck_pin_blocks_nobody);
 	VT_RUN_CLOSE(&t, test_two_groups);
 	return vt_done(&t);
 }

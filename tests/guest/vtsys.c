@@ -21,11 +21,15 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/fuse.h>
 
 #include "vt.h"
 #include "vtsys.h"
@@ -868,4 +872,201 @@ void vt_start_close(struct vt *t, pthread_t *thr, struct vt_closer *cl,
 	while (!__atomic_load_n(&cl->start_ms, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	usleep(head_ms * 1000);
+}
+
+/* ---- a FUSE file whose reads are never answered ------------------------ */
+
+#define FUSE_BUF	(132 * 1024)	/* >= max_write + a page */
+#define FUSE_FILE_INO	2
+
+/* One reply: header and @len bytes of @body, with @error (-errno). */
+static void fuse_reply(int dev, uint64_t unique, int error, const void *body,
+		       size_t len)
+{
+	struct fuse_out_header h = {
+		.len = sizeof(h) + len, .error = error, .unique = unique,
+	};
+	struct iovec iov[2] = {
+		{ .iov_base = &h, .iov_len = sizeof(h) },
+		{ .iov_base = (void *)body, .iov_len = len },
+	};
+
+	if (writev(dev, iov, len ? 2 : 1) < 0 && errno != ENOENT)
+		fprintf(stderr, "vt_fuse: reply to %llu: %s\n",
+			(unsigned long long)unique, strerror(errno));
+}
+
+static void fuse_fill_attr(const struct vt_fuse *f, uint64_t ino,
+			   struct fuse_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->nlink = 1;
+	a->blksize = 4096;
+	if (ino == FUSE_ROOT_ID) {
+		a->mode = S_IFDIR | 0755;
+	} else {
+		a->mode = S_IFREG | 0644;
+		a->size = f->size;
+		a->blocks = f->size / 512;
+	}
+}
+
+/* READ: kept unanswered, unless vt_fuse_stop() has begun. */
+static void fuse_read(struct vt_fuse *f, uint64_t unique)
+{
+	int eio = 0;
+
+	pthread_mutex_lock(&f->lock);
+	f->reads++;
+	if (f->stopping || f->npending == VT_FUSE_PENDING)
+		eio = 1;
+	else
+		f->pending[f->npending++] = unique;
+	pthread_mutex_unlock(&f->lock);
+	if (eio)
+		fuse_reply(f->dev, unique, -EIO, NULL, 0);
+}
+
+static void fuse_handle(struct vt_fuse *f, const struct fuse_in_header *in,
+			const void *arg)
+{
+	union {
+		struct fuse_init_out init;
+		struct fuse_entry_out entry;
+		struct fuse_attr_out attr;
+		struct fuse_open_out open;
+	} out;
+
+	memset(&out, 0, sizeof(out));
+	switch (in->opcode) {
+	case FUSE_INIT:
+		out.init.major = FUSE_KERNEL_VERSION;
+		out.init.minor = ((const struct fuse_init_in *)arg)->minor <
+				 FUSE_KERNEL_MINOR_VERSION ?
+				 ((const struct fuse_init_in *)arg)->minor :
+				 FUSE_KERNEL_MINOR_VERSION;
+		out.init.max_write = 4096;
+		fuse_reply(f->dev, in->unique, 0, &out.init, sizeof(out.init));
+		return;
+	case FUSE_LOOKUP:
+		if (in->nodeid != FUSE_ROOT_ID || strcmp(arg, "f")) {
+			fuse_reply(f->dev, in->unique, -ENOENT, NULL, 0);
+			return;
+		}
+		out.entry.nodeid = FUSE_FILE_INO;
+		out.entry.entry_valid = out.entry.attr_valid = 3600;
+		fuse_fill_attr(f, FUSE_FILE_INO, &out.entry.attr);
+		fuse_reply(f->dev, in->unique, 0, &out.entry, sizeof(out.entry));
+		return;
+	case FUSE_GETATTR:
+		out.attr.attr_valid = 3600;
+		fuse_fill_attr(f, in->nodeid, &out.attr.attr);
+		fuse_reply(f->dev, in->unique, 0, &out.attr, sizeof(out.attr));
+		return;
+	case FUSE_OPEN:
+		out.open.fh = 1;
+		fuse_reply(f->dev, in->unique, 0, &out.open, sizeof(out.open));
+		return;
+	case FUSE_READ:
+		fuse_read(f, in->unique);
+		return;
+	case FUSE_FLUSH:
+	case FUSE_RELEASE:
+	case FUSE_ACCESS:
+		fuse_reply(f->dev, in->unique, 0, NULL, 0);
+		return;
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT:
+		return;		/* no reply */
+	default:
+		fuse_reply(f->dev, in->unique, -ENOSYS, NULL, 0);
+	}
+}
+
+static void *fuse_server(void *arg)
+{
+	struct vt_fuse *f = arg;
+	char *buf = malloc(FUSE_BUF);
+	ssize_t n;
+
+	while (buf) {
+		n = read(f->dev, buf, FUSE_BUF);
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			break;	/* ENODEV: unmounted and let go of */
+		fuse_handle(f, (struct fuse_in_header *)buf,
+			    buf + sizeof(struct fuse_in_header));
+	}
+	free(buf);
+	return NULL;
+}
+
+int vt_fuse_start(struct vt_fuse *f, uint64_t size)
+{
+	char opts[128];
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->size = size;
+	pthread_mutex_init(&f->lock, NULL);
+	if (access("/dev/fuse", F_OK) &&
+	    system("modprobe fuse 2>/dev/null") != 0) {
+		errno = ENODEV;
+		return -1;
+	}
+	f->dev = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (f->dev < 0)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/vt-fuse-%d", getpid());
+	snprintf(f->path, sizeof(f->path), "%s/f", f->dir);
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0", f->dev);
+	if ((mkdir(f->dir, 0755) && errno != EEXIST) ||
+	    mount("vt-fuse", f->dir, "fuse", MS_NOSUID | MS_NODEV, opts))
+		goto fail;
+	err = pthread_create(&f->server, NULL, fuse_server, f);
+	if (!err)
+		return 0;
+	umount2(f->dir, MNT_DETACH);
+	errno = err;
+fail:
+	err = errno;
+	close(f->dev);
+	rmdir(f->dir);
+	errno = err;
+	return -1;
+}
+
+int vt_fuse_reads(struct vt_fuse *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->reads;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+void vt_fuse_fail_reads(struct vt_fuse *f)
+{
+	int i;
+
+	pthread_mutex_lock(&f->lock);
+	f->stopping = 1;
+	for (i = 0; i < f->npending; i++)
+		fuse_reply(f->dev, f->pending[i], -EIO, NULL, 0);
+	f->npending = 0;
+	pthread_mutex_unlock(&f->lock);
+}
+
+void vt_fuse_stop(struct vt_fuse *f)
+{
+	vt_fuse_fail_reads(f);
+	umount2(f->dir, MNT_DETACH);
+	pthread_join(f->server, NULL);
+	close(f->dev);
+	rmdir(f->dir);
 }

@@ -340,4 +340,45 @@ struct vt_closer {
 void vt_start_close(struct vt *t, pthread_t *thr, struct vt_closer *cl,
 		    int head_ms);
 
+/* ---- a FUSE file whose reads are never answered ------------------------ */
+
+/*
+ * What any user can make through a user namespace: a file on FUSE whose
+ * server answers everything but READ.  A fault on its page cache, as
+ * pinning a MAP_PRIVATE mapping of it does, waits until the server
+ * answers, here until vt_fuse_stop().  The file is @path, @size bytes.
+ */
+#define VT_FUSE_PENDING	16
+
+struct vt_fuse {
+	int dev;			/* /dev/fuse */
+	char dir[64];			/* the mount point */
+	char path[80];			/* its one file */
+	uint64_t size;
+	pthread_t server;
+	pthread_mutex_t lock;		/* what follows */
+	uint64_t pending[VT_FUSE_PENDING];	/* unanswered READs */
+	int npending;
+	int reads;			/* READs seen */
+	int stopping;			/* answer READs with EIO now */
+};
+
+/*
+ * Load fuse, mount it on a fresh directory under /tmp and start the
+ * server thread.  -1/errno when the kernel has no FUSE (ENODEV).
+ */
+int vt_fuse_start(struct vt_fuse *f, uint64_t size);
+
+/* READ requests seen so far (none answered until vt_fuse_stop()). */
+int vt_fuse_reads(struct vt_fuse *f);
+
+/* Answer every pending and later READ with EIO: the waiters go on. */
+void vt_fuse_fail_reads(struct vt_fuse *f);
+
+/*
+ * vt_fuse_fail_reads(), unmount and end the server, which happens once
+ * the file is let go of: the caller has closed and unmapped it.
+ */
+void vt_fuse_stop(struct vt_fuse *f);
+
 #endif /* VTSYS_H */

@@ -66,8 +66,9 @@ prog_timeout=120
 total_timeout=1200
 verbose=
 intree=(pci-stub)
-# Wanted when the kernel has them (i2c-i801: a host driver that does DMA).
-optional_intree=(i2c-i801)
+# Wanted when the kernel has them (i2c-i801: a host driver that does DMA;
+# fuse: a file whose reads never end, for t-modern-container).
+optional_intree=(i2c-i801 fuse)
 adds=()
 
 while [ $# -gt 0 ]; do
