@@ -347,6 +347,79 @@ case_bind_bad_args() {
 	want_no_writes
 }
 
+# --- the command line -------------------------------------------------------
+
+# want_usage MESSAGE ARGS...: ARGS is a usage error, told in one line on
+# stderr that points to --help, nothing on stdout, exit 1 (2 would mean
+# that some devices failed) and nothing written.
+want_usage() {
+	local msg=$1
+	shift
+	rc 1 vf "$@"
+	[ ! -s "$T/out" ] || die "\"$*\" printed: $(head -n 3 "$T/out")"
+	[ "$(wc -l <"$T/err")" -eq 1 ] ||
+		die "\"$*\" took $(wc -l <"$T/err") lines: $(head -n 3 "$T/err")"
+	[ "$(cat "$T/err")" = "vfioctl: $msg; see vfioctl --help" ] ||
+		die "\"$*\" said: $(cat "$T/err")"
+	want_no_writes
+}
+
+case_usage_one_line() {
+	want_usage "unknown verb 'frobnicate'" frobnicate
+	want_usage "missing verb"
+	want_usage "unknown option '--frob'" --frob list
+	want_usage "unknown option '--frob'" --frob=1 list
+	want_usage "unknown option '-x'" -x list
+	want_usage "ambiguous option '--d'" --d /tmp list
+	want_usage "unknown option '-x'" -fx bind 0000:00:02.0
+	want_usage "--config needs an argument" list --config
+	want_usage "-c needs an argument" list -c
+	want_usage "--force takes no argument" --force=yes bind 0000:00:02.0
+	want_usage "list takes no arguments" list 0000:00:02.0
+	want_usage "missing argument: udev-claim DEVICE" udev-claim
+	want_usage "too many arguments: udev-owner pci:N" udev-owner pci:1 pci:2
+	want_usage "missing argument: bind DEVICE... [owner= group= mode= force]" \
+		bind
+	want_usage "--wait 5s: not a number of seconds (0 to 3600)" \
+		apply --wait 5s
+	want_usage "--memlock-for 4X: not a size (like 4G or 512M)" \
+		--memlock-for 4X doctor
+	want_usage "--boot loads the vfio driver: not with --dry-run" \
+		apply --boot --dry-run
+	# The help itself goes to stdout, whole, and succeeds.
+	rc 0 vf --help
+	[ ! -s "$T/err" ] || die "--help wrote to stderr: $(cat "$T/err")"
+	want_in "$T/out" "usage: vfioctl"
+	want_in "$T/out" "udev-claim DEVICE"
+	rc 0 vf list --help
+	want_in "$T/out" "usage: vfioctl"
+}
+
+# Each verb takes the options its line of the verb table gives it and
+# refuses the others, naming the verbs that do take them.
+case_verb_options() {
+	want_usage "--json only goes with list, status or doctor" \
+		--json bind 0000:00:02.0
+	want_usage "--class only goes with list" --class net status
+	want_usage "--save only goes with bind or unbind" --save apply
+	want_usage "--memlock-for only goes with doctor" --memlock-for 4G list
+	want_usage "--force only goes with apply, bind or udev-claim" \
+		-f unbind 0000:00:02.0
+	want_usage "--dry-run only goes with apply" -n bind 0000:00:02.0
+	want_usage "--boot only goes with apply" --boot status
+	want_usage "--wait only goes with apply" --wait 0 check
+	want_driver 0000:00:02.0 e1000e
+	# Where they belong, and the options every verb takes.
+	rc 0 vf --json --class net list
+	rc 0 vf --json status
+	rc 0 vf -f --save bind 0000:00:04.0
+	rc 0 vf --save unbind 0000:00:04.0
+	rc 0 vf -n apply
+	rc 0 vf --force udev-claim 0000:00:04.0
+	rc 0 vf --udev-data "$T" --root / -c "$CONF" unbind-all
+	want_driver 0000:00:04.0 -
+}
+
 case_bind_several_partial() {
 	rc 2 vf bind 0000:00:02.0 0000:00:09.0
 	want_driver 0000:00:02.0 vfio

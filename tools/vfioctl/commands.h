@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The subcommands.  Each returns an exit code (vfioctl.h); those that
- * take arguments get the ones that follow its name, main() refuses any
- * for the others.
+ * The verbs.  Each returns an exit code (vfioctl.h); those that take
+ * arguments get the ones that follow its name, in the numbers the verb
+ * table of vfioctl.c allows, which refuses any for the others.
  */
 #ifndef VFIOCTL_COMMANDS_H
 #define VFIOCTL_COMMANDS_H

@@ -41,8 +41,7 @@ struct vfioctl {
 	int wait;		/* apply: seconds to wait for udev, -1: unset */
 	const char *class;	/* list: only this kind of device, or NULL */
 	const char *pci_ids;	/* pci.ids files, colon-separated */
-	bool json;
-	bool verbose;
+	bool json;		/* list, status, doctor: JSON output */
 	unsigned long long memlock_for;	/* doctor: bytes to map, 0: unset */
 };
 
