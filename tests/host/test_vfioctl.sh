@@ -246,6 +246,55 @@ assert d["0000:00:04.0"]["driver"] == 'we"ird\\drv'
 PY
 }
 
+# want_json_utf8 FILE: FILE is strict UTF-8 JSON; prints what it holds.
+want_json_utf8() {
+	"$PYTHON" -c 'import json, sys
+print(json.dumps(json.loads(open(sys.argv[1], "rb").read().decode())))' \
+		"$1" >"$T/json" || die "not UTF-8 JSON: $(od -c "$1" | head -n 5)"
+}
+
+# pci.ids names longer than the buffers are cut between characters, and
+# the JSON writer replaces what is not UTF-8 as a decoder would (U+FFFD
+# for each maximal invalid sequence), leaving valid UTF-8 alone.
+case_json_utf8() {
+	local a b i addrs drvs
+	a=$(printf '%094d' 0 | tr 0 a)
+	b=$(printf '%0125d' 0 | tr 0 b)
+	printf '%s\n' "1234  ${a}é" "	11e8  ${b}€ edu" >"$T/pci.ids"
+	# Driver names are what sysfs holds: any bytes.
+	addrs=(0000:00:00.0 0000:00:05.0 0000:00:1f.0 0000:00:1f.3)
+	drvs=($'bad\xff\xc0\xaf' $'cut\xe2\x82' $'sur\xed\xa0\x80\xf4\x90\x80\x80'
+		$'ok-\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\xa7')
+	for i in 0 1 2 3; do
+		mkdrv "${drvs[i]}"
+		ln -sfn "$S/bus/pci/drivers/${drvs[i]}" \
+			"$S/bus/pci/devices/${addrs[i]}/driver"
+	done
+	rc 0 vf list
+	grep -a "^0000:00:04\.0 " "$T/out" >"$T/line"
+	"$PYTHON" -c 'import sys; open(sys.argv[1], "rb").read().decode()' \
+		"$T/line" || die "text names not UTF-8: $(cat "$T/line")"
+	grep -q "  $a $b\$" "$T/line" || die "names: $(cat "$T/line")"
+	rc 0 vf --json list
+	want_json_utf8 "$T/out"
+	"$PYTHON" - "$T/json" "$a" "$b" <<'PY' || die "json names wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+a, b = sys.argv[2], sys.argv[3]
+assert d["0000:00:04.0"]["vendor_name"] == a, d["0000:00:04.0"]
+assert d["0000:00:04.0"]["device_name"] == b, d["0000:00:04.0"]
+for addr, raw in (("0000:00:00.0", b"bad\xff\xc0\xaf"),
+                  ("0000:00:05.0", b"cut\xe2\x82"),
+                  ("0000:00:1f.0", b"sur\xed\xa0\x80\xf4\x90\x80\x80"),
+                  ("0000:00:1f.3", b"ok-\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\xa7")):
+    want = raw.decode("utf-8", "replace")
+    assert d[addr]["driver"] == want, (addr, d[addr]["driver"], want)
+PY
+	# Every writer of JSON goes through the same code: doctor too.
+	rc 5 vf --json doctor 0000:00:00.0
+	want_json_utf8 "$T/out"
+}
+
 case_bind_from_driver() {
 	rc 0 vf bind 0000:00:02.0
 	want_driver 0000:00:02.0 vfio

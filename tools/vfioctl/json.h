@@ -22,7 +22,10 @@ void json_begin_obj(struct json *j, const char *key);
 void json_end_obj(struct json *j);
 void json_begin_arr(struct json *j, const char *key);
 void json_end_arr(struct json *j);
-/* A NULL @val writes null. */
+/*
+ * A NULL @val writes null.  What of @val is not UTF-8 becomes U+FFFD, a
+ * replacement for each invalid sequence.
+ */
 void json_str(struct json *j, const char *key, const char *val);
 void json_int(struct json *j, const char *key, long long val);
 void json_bool(struct json *j, const char *key, bool val);

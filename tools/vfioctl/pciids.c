@@ -29,6 +29,25 @@ static char *id_line(char *s, unsigned int *id)
 	return s + 6;
 }
 
+/*
+ * @name into @buf; one too long for it is cut before the character that
+ * does not fit, not in its middle: pci.ids is UTF-8, and half a
+ * character is not text (the JSON output must be UTF-8).
+ */
+static void copy_name(char *buf, size_t size, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n >= size) {
+		n = size - 1;
+		/* name[n] is the first byte left out: not a continuation. */
+		while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+}
+
 static FILE *open_first(const char *paths)
 {
 	char path[4096];
@@ -75,9 +94,8 @@ void pci_ids_names(const char *paths, const struct pci_list *l,
 			vendor = name ? id : 0x10000;
 			for (i = 0; name && i < l->n; i++)
 				if (l->devs[i].vendor == id)
-					snprintf(out[i].vendor,
-						 sizeof(out[i].vendor), "%s",
-						 name);
+					copy_name(out[i].vendor,
+						  sizeof(out[i].vendor), name);
 			continue;
 		}
 		if (line[1] == '\t' || vendor > 0xffff)
@@ -86,8 +104,8 @@ void pci_ids_names(const char *paths, const struct pci_list *l,
 		for (i = 0; name && i < l->n; i++)
 			if (l->devs[i].vendor == vendor &&
 			    l->devs[i].device == id)
-				snprintf(out[i].device, sizeof(out[i].device),
-					 "%s", name);
+				copy_name(out[i].device, sizeof(out[i].device),
+					  name);
 	}
 	fclose(f);
 }

@@ -9,6 +9,7 @@
 
 #include "sysfs.h"
 
+/* Longer names are cut, between two UTF-8 characters. */
 struct pci_name {
 	char vendor[96];
 	char device[128];
