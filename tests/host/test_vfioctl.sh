@@ -957,7 +957,8 @@ assert set(d) == {"0000:00:02.0", "0000:00:06.0"}, d
 assert d["0000:00:02.0"]["net"] == "eth0", d
 PY
 	rc 1 vf list --class frobs
-	want_in "$T/err" "unknown"
+	want_in "$T/err" "--class frobs: unknown; one of storage, net, "
+	[ "$(wc -l <"$T/err")" -eq 1 ] || die "not one line: $(cat "$T/err")"
 }
 
 case_apply_dry_run() {

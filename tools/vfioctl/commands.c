@@ -148,6 +148,18 @@ static bool class_matches(const struct dev_class *k, const struct pci_dev *d)
 	return k->sub ? cls == k->class : (cls >> 8) == (k->class >> 8);
 }
 
+/* --class with a name that is none of dev_classes[]. */
+static int unknown_class(const char *name)
+{
+	char all[256];
+	size_t i, len = 0;
+
+	for (i = 0; i < sizeof(dev_classes) / sizeof(dev_classes[0]); i++)
+		len += snprintf(all + len, sizeof(all) - len, "%s%s",
+				i ? ", " : "", dev_classes[i].name);
+	return msg_usage("--class %s: unknown; one of %s", name, all);
+}
+
 int cmd_list(const struct vfioctl *v)
 {
 	const struct dev_class *want = NULL;
@@ -160,14 +172,8 @@ int cmd_list(const struct vfioctl *v)
 
 	if (v->class) {
 		want = find_class(v->class);
-		if (!want) {
-			msg_err("--class %s: unknown; one of:", v->class);
-			for (i = 0; i < sizeof(dev_classes) /
-					sizeof(dev_classes[0]); i++)
-				fprintf(stderr, " %s", dev_classes[i].name);
-			fputc('\n', stderr);
-			return EXIT_USAGE;
-		}
+		if (!want)
+			return unknown_class(v->class);
 	}
 
 	/* list is for looking: a broken config only loses the column. */

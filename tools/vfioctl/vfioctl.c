@@ -46,13 +46,10 @@ void msg_info(const struct vfioctl *v, const char *fmt, ...)
 }
 
 /*
- * A usage error: one line and where to read more, not the whole help,
- * which would push the line that matters off the screen.
+ * One line and where to read more, not the whole help, which would push
+ * the line that matters off the screen.
  */
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
+int msg_usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -263,18 +260,18 @@ static int bad_option(int c, const char *arg)
 
 	if (strncmp(arg, "--", 2)) {
 		if (c == ':')
-			return usage_error("-%c needs an argument", optopt);
-		return usage_error("unknown option '-%c'", optopt);
+			return msg_usage("-%c needs an argument", optopt);
+		return msg_usage("unknown option '-%c'", optopt);
 	}
 	if (c == ':')
-		return usage_error("%.*s needs an argument", len, arg);
+		return msg_usage("%.*s needs an argument", len, arg);
 	/* A known long option only comes back as '?' with a value. */
 	if (optopt)
-		return usage_error("%.*s takes no argument", len, arg);
+		return msg_usage("%.*s takes no argument", len, arg);
 	for (o = long_options; o->name; o++)
 		n += len > 2 && !strncmp(o->name, arg + 2, len - 2);
-	return usage_error("%s option '%.*s'", n > 1 ? "ambiguous" : "unknown",
-			   len, arg);
+	return msg_usage("%s option '%.*s'", n > 1 ? "ambiguous" : "unknown",
+			 len, arg);
 }
 
 /*
@@ -329,8 +326,8 @@ static int set_option(struct args *a, int c, char *arg)
 		break;
 	case 'T':
 		if (!parse_seconds(arg, &v->wait))
-			return usage_error("--wait %s: not a number of seconds (0 to %d)",
-					   arg, WAIT_MAX);
+			return msg_usage("--wait %s: not a number of seconds (0 to %d)",
+					 arg, WAIT_MAX);
 		a->given |= OPT_WAIT;
 		break;
 	case 'C':
@@ -339,8 +336,8 @@ static int set_option(struct args *a, int c, char *arg)
 		break;
 	case 'M':
 		if (!parse_size(arg, &v->memlock_for) || !v->memlock_for)
-			return usage_error("--memlock-for %s: not a size (like 4G or 512M)",
-					   arg);
+			return msg_usage("--memlock-for %s: not a size (like 4G or 512M)",
+					 arg);
 		a->given |= OPT_MEMLOCK;
 		break;
 	case 'j':
@@ -420,7 +417,7 @@ static int refuse_option(unsigned int bad)
 				!n++ ? "" : j == last ? " or " : ", ",
 				verbs[j].name);
 	}
-	return usage_error("%s only goes with %s", verb_options[i].name, with);
+	return msg_usage("%s only goes with %s", verb_options[i].name, with);
 }
 
 /* The verb's arguments and options against its line of the table. */
@@ -429,17 +426,17 @@ static int check_verb(const struct verb *verb, const struct args *a)
 	int n = a->argc - 1;
 
 	if (n > 0 && !verb->max_args)
-		return usage_error("%s takes no arguments", verb->name);
+		return msg_usage("%s takes no arguments", verb->name);
 	if (n < verb->min_args)
-		return usage_error("missing argument: %s %s", verb->name,
-				   verb->args);
+		return msg_usage("missing argument: %s %s", verb->name,
+				 verb->args);
 	if (n > verb->max_args)
-		return usage_error("too many arguments: %s %s", verb->name,
-				   verb->args);
+		return msg_usage("too many arguments: %s %s", verb->name,
+				 verb->args);
 	if (a->given & ~verb->opts)
 		return refuse_option(a->given & ~verb->opts);
 	if (a->v.boot && a->v.dry_run)
-		return usage_error("--boot loads the vfio driver: not with --dry-run");
+		return msg_usage("--boot loads the vfio driver: not with --dry-run");
 	return EXIT_OK;
 }
 
@@ -451,12 +448,12 @@ static int run(const struct args *a)
 	int ret;
 
 	if (!a->argc)
-		return usage_error("missing verb");
+		return msg_usage("missing verb");
 	for (i = 0; i < N_VERBS && !verb; i++)
 		if (!strcmp(a->argv[0], verbs[i].name))
 			verb = &verbs[i];
 	if (!verb)
-		return usage_error("unknown verb '%s'", a->argv[0]);
+		return msg_usage("unknown verb '%s'", a->argv[0]);
 	ret = check_verb(verb, a);
 	if (ret)
 		return ret;

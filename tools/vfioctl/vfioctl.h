@@ -49,5 +49,10 @@ struct vfioctl {
 void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void msg_info(const struct vfioctl *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * msg_usage() - a usage error: one line on stderr, which ends with a
+ * pointer to --help.  Returns EXIT_USAGE.
+ */
+int msg_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
