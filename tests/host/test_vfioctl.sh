@@ -226,7 +226,7 @@ assert a["iommu_group"] == 3 and a["driver"] is None and a["viable"] is True
 assert a["configured"] is True and a["id"] == "1234:11e8", a
 b = d["0000:00:02.0"]
 assert b["driver"] == "e1000e" and b["viable"] is False
-assert b["configured"] is False and b["class"] == 0x020000, b
+assert b["configured"] is False and b["class"] == "020000", b
 c = d["0000:00:06.0"]
 assert c["iommu_group"] is None and c["viable"] is None, c
 assert d["0000:00:05.0"]["bridge"] is True
@@ -243,6 +243,39 @@ case_json_escaping() {
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert d["0000:00:04.0"]["driver"] == 'we"ird\\drv'
+PY
+}
+
+# Modes and classes are strings, as the text shows them; net is an array.
+case_json_types() {
+	conf "0000:00:02.0 mode=0640"
+	mknet 0000:00:02.0 eth0 down 0x1002
+	mknet 0000:00:02.0 'e,1' down 0x1002
+	rc 0 vf bind 0000:00:02.0
+	: >"$DEV/pci:1"
+	chmod 0640 "$DEV/pci:1"
+	: >"$DEV/pci:9"
+	chmod 0604 "$DEV/pci:9"
+	rc 0 vf list
+	grep -Eq '^0000:00:02\.0 +8086:10d3 +020000 .* e,1,eth0 ' "$T/out" ||
+		die "text: $(grep 00:02.0 "$T/out")"
+	rc 0 vf --json list
+	"$PYTHON" - "$T/out" <<'PY' || die "list json types wrong"
+import json, sys
+d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
+a = d["0000:00:02.0"]
+assert a["class"] == "020000" and a["net"] == ["e,1", "eth0"], a
+assert d["0000:00:00.0"]["class"] == "060000", d["0000:00:00.0"]
+assert d["0000:00:04.0"]["net"] == [], d["0000:00:04.0"]
+PY
+	rc 5 vf --json status
+	"$PYTHON" - "$T/out" <<'PY' || die "status json types wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+a = s["devices"][0]
+assert a["want"]["mode"] == "0640" and a["node"]["mode"] == "0640", a
+o = s["other_nodes"][0]
+assert o["iommu_group"] == 9 and o["mode"] == "0604", o
 PY
 }
 
@@ -954,7 +987,7 @@ case_list_net_and_class() {
 import json, sys
 d = {x["address"]: x for x in json.load(open(sys.argv[1]))}
 assert set(d) == {"0000:00:02.0", "0000:00:06.0"}, d
-assert d["0000:00:02.0"]["net"] == "eth0", d
+assert d["0000:00:02.0"]["net"] == ["eth0"], d
 PY
 	rc 1 vf list --class frobs
 	want_in "$T/err" "--class frobs: unknown; one of storage, net, "
@@ -1236,8 +1269,8 @@ s = json.load(open(sys.argv[1]))
 d = {x["address"]: x for x in s["devices"]}
 assert s["ok"] is False
 a = d["0000:00:02.0"]
-assert a["ok"] and a["bound"] and a["want"]["mode"] == 0o600, a
-assert a["node"]["uid"] == int(sys.argv[2]) and a["node"]["mode"] == 0o600
+assert a["ok"] and a["bound"] and a["want"]["mode"] == "0600", a
+assert a["node"]["uid"] == int(sys.argv[2]) and a["node"]["mode"] == "0600"
 b = d["0000:00:04.0"]
 assert not b["ok"] and not b["bound"] and b["node"] is None, b
 PY
@@ -1336,7 +1369,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 a = s["devices"][0]
 assert a["wider"] is True and a["state"] == "WIDER" and not a["ok"], a
-assert a["want"]["owner"] == "root" and a["want"]["mode"] == 0o600, a
+assert a["want"]["owner"] == "root" and a["want"]["mode"] == "0600", a
 PY
 	# Narrower than configured: differs, but is not wider.
 	conf "0000:00:04.0 owner=1 group=1 mode=0660"

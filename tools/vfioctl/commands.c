@@ -160,6 +160,68 @@ static int unknown_class(const char *name)
 	return msg_usage("--class %s: unknown; one of %s", name, all);
 }
 
+/* What list shows of one device. */
+struct list_row {
+	const struct pci_dev *d;
+	const struct pci_name *name;
+	bool conf, viable;
+	char id[16];		/* vendor:device */
+	char net[256];		/* as dev_net_names() gives them */
+};
+
+static void list_json(struct json *j, const struct list_row *r)
+{
+	const struct pci_dev *d = r->d;
+	const char *n;
+
+	json_begin_obj(j, NULL);
+	json_str(j, "address", d->addr);
+	json_str(j, "id", r->id);
+	/* As the text shows it: what scripts compare with. */
+	json_strf(j, "class", "%06x", d->class);
+	json_bool(j, "bridge", pci_dev_is_bridge(d));
+	if (d->group >= 0)
+		json_int(j, "iommu_group", d->group);
+	else
+		json_null(j, "iommu_group");
+	json_str(j, "driver", d->driver[0] ? d->driver : NULL);
+	json_str(j, "driver_override", d->override[0] ? d->override : NULL);
+	if (d->group >= 0)
+		json_bool(j, "viable", r->viable);
+	else
+		json_null(j, "viable");
+	json_bool(j, "configured", r->conf);
+	json_begin_arr(j, "net");
+	for (n = r->net; *n; n += strlen(n) + 1)
+		json_str(j, NULL, n);
+	json_end_arr(j);
+	json_str(j, "vendor_name", r->name->vendor[0] ? r->name->vendor : NULL);
+	json_str(j, "device_name", r->name->device[0] ? r->name->device : NULL);
+	json_end_obj(j);
+}
+
+static void list_text(const struct list_row *r)
+{
+	const struct pci_dev *d = r->d;
+	char grp[16], net[sizeof(r->net)];
+	const char *n;
+	size_t len = 0;
+
+	/* As long as the list: a comma for each NUL but the last. */
+	net[0] = '\0';
+	for (n = r->net; *n; n += strlen(n) + 1)
+		len += snprintf(net + len, sizeof(net) - len, "%s%s",
+				len ? "," : "", n);
+	snprintf(grp, sizeof(grp), "%d", d->group);
+	printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %-8s  %s%s%s\n",
+	       d->addr, r->id, d->class, d->group >= 0 ? grp : "-",
+	       d->driver[0] ? d->driver : "-",
+	       d->group < 0 ? "-" : r->viable ? "yes" : "no",
+	       r->conf ? "yes" : "no", net[0] ? net : "-",
+	       r->name->vendor[0] ? r->name->vendor : "-",
+	       r->name->device[0] ? " " : "", r->name->device);
+}
+
 int cmd_list(const struct vfioctl *v)
 {
 	const struct dev_class *want = NULL;
@@ -201,49 +263,19 @@ int cmd_list(const struct vfioctl *v)
 		       "CONFIGURED", "NET", "NAME");
 	}
 	for (i = 0; i < l.n; i++) {
-		const struct pci_dev *d = &l.devs[i];
-		bool conf = conf_match(&c, d) != NULL;
-		bool viable = group_viable(&l, d->group);
-		char id[16], grp[16], net[256];
+		struct list_row r = { .d = &l.devs[i], .name = &names[i] };
 
-		if (want && !class_matches(want, d))
+		if (want && !class_matches(want, r.d))
 			continue;
-		dev_net_names(v, d, net, sizeof(net));
-		snprintf(id, sizeof(id), "%04x:%04x", d->vendor, d->device);
-		if (v->json) {
-			json_begin_obj(&j, NULL);
-			json_str(&j, "address", d->addr);
-			json_str(&j, "id", id);
-			json_int(&j, "class", d->class);
-			json_bool(&j, "bridge", pci_dev_is_bridge(d));
-			if (d->group >= 0)
-				json_int(&j, "iommu_group", d->group);
-			else
-				json_null(&j, "iommu_group");
-			json_str(&j, "driver", d->driver[0] ? d->driver : NULL);
-			json_str(&j, "driver_override",
-				 d->override[0] ? d->override : NULL);
-			if (d->group >= 0)
-				json_bool(&j, "viable", viable);
-			else
-				json_null(&j, "viable");
-			json_bool(&j, "configured", conf);
-			json_str(&j, "net", net[0] ? net : NULL);
-			json_str(&j, "vendor_name", names[i].vendor[0] ?
-				 names[i].vendor : NULL);
-			json_str(&j, "device_name", names[i].device[0] ?
-				 names[i].device : NULL);
-			json_end_obj(&j);
-			continue;
-		}
-		snprintf(grp, sizeof(grp), "%d", d->group);
-		printf("%-12s  %-9s  %06x  %5s  %-16s  %-6s  %-10s  %-8s  %s%s%s\n",
-		       d->addr, id, d->class, d->group >= 0 ? grp : "-",
-		       d->driver[0] ? d->driver : "-",
-		       d->group < 0 ? "-" : viable ? "yes" : "no",
-		       conf ? "yes" : "no", net[0] ? net : "-",
-		       names[i].vendor[0] ? names[i].vendor : "-",
-		       names[i].device[0] ? " " : "", names[i].device);
+		r.conf = conf_match(&c, r.d) != NULL;
+		r.viable = group_viable(&l, r.d->group);
+		dev_net_names(v, r.d, r.net, sizeof(r.net));
+		snprintf(r.id, sizeof(r.id), "%04x:%04x", r.d->vendor,
+			 r.d->device);
+		if (v->json)
+			list_json(&j, &r);
+		else
+			list_text(&r);
 	}
 	if (v->json) {
 		json_end_arr(&j);
@@ -791,6 +823,87 @@ static enum node_state node_compare(const struct conf_entry *own,
 	return NODE_OK;
 }
 
+/* What status found out about one device. */
+struct status_row {
+	const struct pci_dev *d;
+	const struct conf_entry *e;	/* its line, NULL: bound by hand */
+	struct conf_entry own;		/* what its node should be */
+	char want[256];			/* the configured part of it */
+	bool have_own;			/* the group's devices agree */
+	bool bound, have_node, viable, ok;
+	enum node_state ns;
+	struct stat st;			/* the node, when have_node */
+	char node[4200];
+};
+
+static void status_json(struct json *j, const struct status_row *r)
+{
+	json_begin_obj(j, NULL);
+	json_str(j, "address", r->d->addr);
+	if (r->e)
+		json_int(j, "line", r->e->line);
+	else
+		json_null(j, "line");
+	json_bool(j, "configured", r->e != NULL);
+	if (r->d->group >= 0)
+		json_int(j, "iommu_group", r->d->group);
+	else
+		json_null(j, "iommu_group");
+	json_str(j, "driver", r->d->driver[0] ? r->d->driver : NULL);
+	json_bool(j, "bound", r->bound);
+	json_bool(j, "viable", r->viable);
+	json_begin_obj(j, "want");
+	json_str(j, "owner", r->own.owner);
+	json_str(j, "group", r->own.group);
+	json_int(j, "uid", r->own.uid);
+	json_int(j, "gid", r->own.gid);
+	/* Modes as the text shows them, in octal: what scripts compare. */
+	json_strf(j, "mode", "%04o", r->own.mode);
+	json_bool(j, "agreed", r->have_own);
+	json_end_obj(j);
+	if (r->have_node) {
+		json_begin_obj(j, "node");
+		json_str(j, "path", r->node);
+		json_int(j, "uid", r->st.st_uid);
+		json_int(j, "gid", r->st.st_gid);
+		json_strf(j, "mode", "%04o", r->st.st_mode & 07777);
+		json_end_obj(j);
+	} else {
+		json_null(j, "node");
+	}
+	json_bool(j, "wider", r->ns == NODE_WIDER);
+	json_str(j, "state", !r->ok && r->ns == NODE_OK ? "DIFFERS" :
+		 node_words[r->ns]);
+	json_bool(j, "ok", r->ok);
+	json_end_obj(j);
+}
+
+static void status_text(const struct vfioctl *v, const struct status_row *r)
+{
+	const struct pci_dev *d = r->d;
+
+	if (r->e)
+		printf("%s  line %d  group %d  driver %s  %s", d->addr,
+		       r->e->line, d->group, d->driver[0] ? d->driver : "-",
+		       !r->ok && r->ns == NODE_OK ? "DIFFERS" :
+		       node_words[r->ns]);
+	else
+		printf("%s  not configured  group %d  driver vfio  (bound by hand)  %s",
+		       d->addr, d->group, node_words[r->ns]);
+	if (r->e && !r->bound)
+		printf(" (want vfio)");
+	if (r->have_node)
+		printf("  %s %u:%u %04o", r->node, (unsigned int)r->st.st_uid,
+		       (unsigned int)r->st.st_gid, r->st.st_mode & 07777);
+	else if (r->bound)
+		printf("  no node in %s", v->dev_dir);
+	printf("  (want %s%s%s:%s %04o)", r->want, r->want[0] ? ", i.e. " : "",
+	       r->own.owner, r->own.group, r->own.mode);
+	if (!r->have_own)
+		printf("  (devices of the group disagree: root only)");
+	printf("\n");
+}
+
 /*
  * One line (or JSON object) of status for @d, configured by @e or bound
  * by hand (@e NULL).  Returns true when it is as it should be: bound to
@@ -801,84 +914,31 @@ static bool status_entry(const struct vfioctl *v, const struct conf *c,
 			 const struct pci_list *l, const struct pci_dev *d,
 			 const struct conf_entry *e, struct json *j)
 {
-	bool bound = !strcmp(d->driver, VFIO_DRIVER);
-	enum node_state ns = NODE_OK;
-	bool have_own, have_node = false, ok;
-	struct conf_entry own;
-	char node[4200], want[256];
-	struct stat st;
+	struct status_row r = {
+		.d = d,
+		.e = e,
+		.bound = !strcmp(d->driver, VFIO_DRIVER),
+		.viable = group_viable(l, d->group),
+		.ns = NODE_OK,
+	};
 
 	/* Disagreeing devices: udev-owner fails and the node stays root's. */
-	have_own = group_ownership(c, l, d->group, &own);
-	conf_entry_describe(&own, want, sizeof(want));
-	ownership_fill_defaults(&own);
+	r.have_own = group_ownership(c, l, d->group, &r.own);
+	conf_entry_describe(&r.own, r.want, sizeof(r.want));
+	ownership_fill_defaults(&r.own);
 	if (d->group >= 0)
-		have_node = node_stat(v, d->group, &st, node, sizeof(node));
-	if (have_node)
-		ns = node_compare(&own, &st);
-	else if (bound)
-		ns = NODE_DIFFERS;
-	ok = (bound || !e) && ns == NODE_OK;
-	if (j) {
-		json_begin_obj(j, NULL);
-		json_str(j, "address", d->addr);
-		if (e)
-			json_int(j, "line", e->line);
-		else
-			json_null(j, "line");
-		json_bool(j, "configured", e != NULL);
-		if (d->group >= 0)
-			json_int(j, "iommu_group", d->group);
-		else
-			json_null(j, "iommu_group");
-		json_str(j, "driver", d->driver[0] ? d->driver : NULL);
-		json_bool(j, "bound", bound);
-		json_bool(j, "viable", group_viable(l, d->group));
-		json_begin_obj(j, "want");
-		json_str(j, "owner", own.owner);
-		json_str(j, "group", own.group);
-		json_int(j, "uid", own.uid);
-		json_int(j, "gid", own.gid);
-		json_int(j, "mode", own.mode);
-		json_bool(j, "agreed", have_own);
-		json_end_obj(j);
-		if (have_node) {
-			json_begin_obj(j, "node");
-			json_str(j, "path", node);
-			json_int(j, "uid", st.st_uid);
-			json_int(j, "gid", st.st_gid);
-			json_int(j, "mode", st.st_mode & 07777);
-			json_end_obj(j);
-		} else {
-			json_null(j, "node");
-		}
-		json_bool(j, "wider", ns == NODE_WIDER);
-		json_str(j, "state", !ok && ns == NODE_OK ? "DIFFERS" :
-			 node_words[ns]);
-		json_bool(j, "ok", ok);
-		json_end_obj(j);
-		return ok;
-	}
-	if (e)
-		printf("%s  line %d  group %d  driver %s  %s", d->addr,
-		       e->line, d->group, d->driver[0] ? d->driver : "-",
-		       !ok && ns == NODE_OK ? "DIFFERS" : node_words[ns]);
+		r.have_node = node_stat(v, d->group, &r.st, r.node,
+					sizeof(r.node));
+	if (r.have_node)
+		r.ns = node_compare(&r.own, &r.st);
+	else if (r.bound)
+		r.ns = NODE_DIFFERS;
+	r.ok = (r.bound || !e) && r.ns == NODE_OK;
+	if (j)
+		status_json(j, &r);
 	else
-		printf("%s  not configured  group %d  driver vfio  (bound by hand)  %s",
-		       d->addr, d->group, node_words[ns]);
-	if (e && !bound)
-		printf(" (want vfio)");
-	if (have_node)
-		printf("  %s %u:%u %04o", node, (unsigned int)st.st_uid,
-		       (unsigned int)st.st_gid, st.st_mode & 07777);
-	else if (bound)
-		printf("  no node in %s", v->dev_dir);
-	printf("  (want %s%s%s:%s %04o)", want, want[0] ? ", i.e. " : "",
-	       own.owner, own.group, own.mode);
-	if (!have_own)
-		printf("  (devices of the group disagree: root only)");
-	printf("\n");
-	return ok;
+		status_text(v, &r);
+	return r.ok;
 }
 
 /* A device of @group was reported by status already. */
@@ -937,7 +997,7 @@ static bool status_other_nodes(const struct vfioctl *v, const struct conf *c,
 			json_int(j, "iommu_group", group);
 			json_int(j, "uid", st.st_uid);
 			json_int(j, "gid", st.st_gid);
-			json_int(j, "mode", st.st_mode & 07777);
+			json_strf(j, "mode", "%04o", st.st_mode & 07777);
 			json_bool(j, "wider", true);
 			json_end_obj(j);
 		} else {

@@ -376,11 +376,16 @@ void dev_net_names(const struct vfioctl *v, const struct pci_dev *d,
 	if (n < 0)
 		return;
 	for (i = 0; i < n; i++) {
+		size_t nl = strlen(names[i]->d_name);
+
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		/* The name, its NUL and the empty name that ends the list. */
 		if (names[i]->d_name[0] != '.' && is_under(&u, path) &&
-		    len + strlen(names[i]->d_name) + 2 < size)
-			len += snprintf(buf + len, size - len, "%s%s",
-					len ? "," : "", names[i]->d_name);
+		    len + nl + 2 <= size) {
+			memcpy(buf + len, names[i]->d_name, nl + 1);
+			len += nl + 1;
+			buf[len] = '\0';
+		}
 		free(names[i]);
 	}
 	free(names);

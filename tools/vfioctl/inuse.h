@@ -26,8 +26,9 @@ bool dev_in_use(const struct vfioctl *v, const struct pci_dev *d, char *why,
 		size_t size);
 
 /*
- * dev_net_names() - the network interfaces of @d, comma-separated, into
- * @buf ("" when none).
+ * dev_net_names() - the network interfaces of @d into @buf, each name
+ * ended by a NUL, the list by an empty name ("" when there is none).
+ * Not joined with a separator: an interface name may hold a comma.
  */
 void dev_net_names(const struct vfioctl *v, const struct pci_dev *d,
 		   char *buf, size_t size);

@@ -5,6 +5,8 @@
  * from the command line, not from us; for the same reason they need not
  * be UTF-8, which JSON must be, so what is not is replaced.
  */
+#include <stdarg.h>
+
 #include "json.h"
 
 void json_init(struct json *j, FILE *f)
@@ -136,6 +138,17 @@ void json_str(struct json *j, const char *key, const char *val)
 		put_string(j->f, val);
 	else
 		fputs("null", j->f);
+}
+
+void json_strf(struct json *j, const char *key, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_str(j, key, buf);
 }
 
 void json_int(struct json *j, const char *key, long long val)

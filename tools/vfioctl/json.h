@@ -27,6 +27,9 @@ void json_end_arr(struct json *j);
  * replacement for each invalid sequence.
  */
 void json_str(struct json *j, const char *key, const char *val);
+/* json_strf() - a string from printf's @fmt. */
+void json_strf(struct json *j, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void json_int(struct json *j, const char *key, long long val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
