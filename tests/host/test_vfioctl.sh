@@ -1392,6 +1392,27 @@ PY
 	want_in "$T/out" "$DEV/pci:9  no configured or bound device  WIDER"
 }
 
+# A device without an IOMMU group: "none", and why.
+case_status_no_group() {
+	conf "0000:00:06.0"
+	rc 5 vf status
+	grep -Eq '^0000:00:06\.0 +line 1 +group none \(no IOMMU: see vfioctl doctor\) +driver e1000e +DIFFERS' \
+		"$T/out" || die "no IOMMU: $(cat "$T/out")"
+	want_not_in "$T/out" "group -1"
+	echo "BOOT_IMAGE=/vmlinuz ro amd_iommu=off" >"$P/cmdline"
+	rc 5 vf status
+	want_in "$T/out" "group none (IOMMU off: amd_iommu=off)  driver e1000e"
+	mkdir -p "$S/class/iommu/dmar0"
+	rc 5 vf status
+	want_in "$T/out" "group none (not behind an IOMMU)  driver e1000e"
+	# Bound by hand, whatever the kernel let it do.
+	rm "$CONF"
+	ln -sfn "$S/bus/pci/drivers/vfio" \
+		"$S/bus/pci/devices/0000:00:06.0/driver"
+	rc 5 vf status
+	want_in "$T/out" "0000:00:06.0  not configured  group none (not behind an IOMMU)  driver vfio"
+}
+
 case_udev_owner_fails_closed() {
 	conf "0000:00:1f.0 owner=0" "0000:00:1f.3 owner=1"
 	rc 1 vf udev-owner pci:4

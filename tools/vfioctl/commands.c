@@ -881,15 +881,22 @@ static void status_json(struct json *j, const struct status_row *r)
 static void status_text(const struct vfioctl *v, const struct status_row *r)
 {
 	const struct pci_dev *d = r->d;
+	char group[128], why[96];
 
+	if (d->group >= 0) {
+		snprintf(group, sizeof(group), "%d", d->group);
+	} else {
+		no_group_why(v, why, sizeof(why));
+		snprintf(group, sizeof(group), "none (%s)", why);
+	}
 	if (r->e)
-		printf("%s  line %d  group %d  driver %s  %s", d->addr,
-		       r->e->line, d->group, d->driver[0] ? d->driver : "-",
+		printf("%s  line %d  group %s  driver %s  %s", d->addr,
+		       r->e->line, group, d->driver[0] ? d->driver : "-",
 		       !r->ok && r->ns == NODE_OK ? "DIFFERS" :
 		       node_words[r->ns]);
 	else
-		printf("%s  not configured  group %d  driver vfio  (bound by hand)  %s",
-		       d->addr, d->group, node_words[r->ns]);
+		printf("%s  not configured  group %s  driver vfio  (bound by hand)  %s",
+		       d->addr, group, node_words[r->ns]);
 	if (r->e && !r->bound)
 		printf(" (want vfio)");
 	if (r->have_node)

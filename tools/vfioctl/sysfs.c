@@ -236,6 +236,73 @@ bool group_viable(const struct pci_list *l, int group)
 	return true;
 }
 
+/* Whether /sys/class/iommu has a unit: the kernel found and enabled one. */
+static bool iommu_registered(const struct vfioctl *v)
+{
+	char dir[4096];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (!sysfs_path(v, dir, sizeof(dir), "class/iommu"))
+		return false;
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = de->d_name[0] != '.';
+	closedir(d);
+	return found;
+}
+
+/*
+ * The word of the kernel command line @cmdline that turns the IOMMU off:
+ * iommu=off, or intel_iommu= or amd_iommu= with "off" among the
+ * comma-separated settings.  NULL when there is none.  @cmdline is cut
+ * into its words.
+ */
+static const char *iommu_off_word(char *cmdline)
+{
+	static const char *const keys[] = { "intel_iommu=", "amd_iommu=",
+					    "iommu=" };
+	char *word, *save, *opt, *save_opt, val[256];
+	size_t i, n;
+
+	for (word = strtok_r(cmdline, " \t", &save); word;
+	     word = strtok_r(NULL, " \t", &save)) {
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			n = strlen(keys[i]);
+			if (strncmp(word, keys[i], n) ||
+			    strlen(word + n) >= sizeof(val))
+				continue;
+			strcpy(val, word + n);
+			for (opt = strtok_r(val, ",", &save_opt); opt;
+			     opt = strtok_r(NULL, ",", &save_opt))
+				if (!strcmp(opt, "off"))
+					return word;
+		}
+	}
+	return NULL;
+}
+
+void no_group_why(const struct vfioctl *v, char *buf, size_t size)
+{
+	char path[4096], cmdline[4096];
+	const char *off = NULL;
+
+	if (iommu_registered(v)) {
+		snprintf(buf, size, "not behind an IOMMU");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cmdline", v->proc);
+	if (!read_attr(path, cmdline, sizeof(cmdline)))
+		off = iommu_off_word(cmdline);
+	if (off)
+		snprintf(buf, size, "IOMMU off: %s", off);
+	else
+		snprintf(buf, size, "no IOMMU: see vfioctl doctor");
+}
+
 bool vfio_driver_loaded(const struct vfioctl *v)
 {
 	char path[4096];

@@ -61,6 +61,13 @@ struct pci_dev *pci_list_find(const struct pci_list *l, const char *addr);
  */
 bool group_viable(const struct pci_list *l, int group);
 
+/*
+ * no_group_why() - why a device has no IOMMU group, in a few words for a
+ * message: the kernel registered no IOMMU, or its command line turns it
+ * off, or the IOMMUs it has do not cover the device.
+ */
+void no_group_why(const struct vfioctl *v, char *buf, size_t size);
+
 bool vfio_driver_loaded(const struct vfioctl *v);
 
 /* Attribute writes, each naming what it did in its error message. */
