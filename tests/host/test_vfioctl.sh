@@ -1514,9 +1514,11 @@ for i, c in enumerate(std):
         b[off + 4] = 8
 if len(b) > 256:
     # AER first, then ACS when asked for: the list is walked, not guessed.
-    struct.pack_into("<I", b, 0x100, 0x0001 | 1 << 16 |
-                     ((0x140 << 20) if "acs" in caps else 0))
-    if "acs" in caps:
+    # acs-rsvd: the same, with the reserved low bits of the offset set.
+    acs = "acs" in caps or "acs-rsvd" in caps
+    nxt = (0x143 if "acs-rsvd" in caps else 0x140) if acs else 0
+    struct.pack_into("<I", b, 0x100, 0x0001 | 1 << 16 | nxt << 20)
+    if acs:
         struct.pack_into("<I", b, 0x140, 0x000d | 1 << 16)
 open(path, "wb").write(b)
 PY
@@ -1790,6 +1792,28 @@ case_doctor_shape_bridge() {
 	mkcfg 0000:00:05.0 4096 pm exp msi acs
 	rc 0 dvf doctor 0000:01:00.0
 	want_finding warn 0000:01:00.0 shape "for a reason sysfs does not show"
+}
+
+# The low two bits of an extended capability's next offset are reserved:
+# the list is walked as the kernel walks it (PCI_EXT_CAP_NEXT).
+case_doctor_ext_cap_reserved_bits() {
+	doctor_tree
+	mkcfg 0000:00:05.0 4096 pm exp msi acs-rsvd
+	rc 0 dvf doctor 0000:01:00.0
+	want_finding warn 0000:01:00.0 shape "for a reason sysfs does not show"
+	want_not_in "$T/out" "which has no ACS capability"
+}
+
+# The PCI registers come from <linux/pci_regs.h>, not from copies.
+case_pci_regs_not_copied() {
+	local regs=/usr/include/linux/pci_regs.h name f
+	[ -r "$regs" ] || die "no $regs (linux-libc-dev)"
+	for f in "$here"/../../tools/*/*.[ch]; do
+		while read -r name; do
+			! grep -Eq "^#define[[:space:]]+$name([[:space:](]|\$)" "$regs" ||
+				die "${f##*/} defines $name, which $regs has"
+		done < <(sed -n 's/^#define[[:space:]]\{1,\}\(PCI_[A-Z0-9_]*\).*/\1/p' "$f")
+	done
 }
 
 case_doctor_inuse() {

@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/pci_regs.h>
+
 #include "commands.h"
 #include "config.h"
 #include "doctor.h"
@@ -39,22 +41,8 @@ extern char **environ;
 #define TYPICAL_MEMLOCK (1ULL << 30)	/* without --memlock-for: a small VM */
 #define MEMLOCK_UNLIMITED (~0ULL)
 
-/* PCI config space (include/uapi/linux/pci_regs.h). */
-#define PCI_STATUS		0x06
-#define PCI_STATUS_CAP_LIST	0x10
-#define PCI_HEADER_TYPE		0x0e
-#define PCI_CAPABILITY_LIST	0x34
-#define PCI_CAP_ID_PM		0x01
-#define PCI_CAP_ID_MSI		0x05
-#define PCI_CAP_ID_EXP		0x10
-#define PCI_CAP_ID_MSIX		0x11
-#define PCI_CAP_ID_AF		0x13
-#define PCI_EXP_DEVCAP_FLR	(1u << 28)
-#define PCI_PM_CTRL_NO_SOFT_RST	0x08
-#define PCI_AF_CAP_FLR		0x02
-#define PCI_EXT_CAP_ID_ACS	0x000d
-#define PCI_CFG_SPACE_SIZE	256
-#define PCI_CFG_SPACE_EXP_SIZE	4096
+/* The kernel's bound on a capability list walk (drivers/pci/pci.c). */
+#define PCI_FIND_CAP_TTL	48
 
 struct doctor {
 	const struct vfioctl *v;
@@ -862,13 +850,16 @@ static unsigned int cfg32(const struct cfg *c, size_t off)
 static size_t cfg_cap(const struct cfg *c, unsigned int id)
 {
 	size_t p;
-	int ttl = 48;
+	int ttl = PCI_FIND_CAP_TTL;
 
-	if (!(cfg16(c, PCI_STATUS) & PCI_STATUS_CAP_LIST))
+	if (!(cfg16(c, PCI_STATUS) & PCI_STATUS_CAP_LIST) ||
+	    c->len <= PCI_CAPABILITY_LIST)
 		return 0;
-	for (p = c->len > PCI_CAPABILITY_LIST ? c->b[PCI_CAPABILITY_LIST] & ~3u : 0;
-	     p >= 0x40 && p + 2 <= c->len && ttl--; p = c->b[p + 1] & ~3u)
-		if (c->b[p] == id)
+	/* The low two bits of a pointer are reserved: masked, as in Linux. */
+	for (p = c->b[PCI_CAPABILITY_LIST] & ~3u;
+	     p >= PCI_STD_HEADER_SIZEOF && p + 2 <= c->len && ttl--;
+	     p = c->b[p + PCI_CAP_LIST_NEXT] & ~3u)
+		if (c->b[p + PCI_CAP_LIST_ID] == id)
 			return p;
 	return 0;
 }
@@ -888,9 +879,10 @@ static int cfg_ext_cap(const struct cfg *c, unsigned int id)
 
 		if (!h || h == 0xffffffff)
 			return 0;
-		if ((h & 0xffff) == id)
+		if (PCI_EXT_CAP_ID(h) == id)
 			return 1;
-		p = h >> 20;
+		/* Without the reserved low bits, as the kernel walks it. */
+		p = PCI_EXT_CAP_NEXT(h);
 	}
 	return 0;
 }
@@ -1095,15 +1087,16 @@ static void check_reset_irq(struct doctor *d, const struct pci_dev *dev)
 	if (!sys_read(d->v, methods, sizeof(methods), rel) && methods[0]) {
 		add(d, V_OK, "reset", dev->addr, "reset methods: %s", methods);
 	} else if ((p = cfg_cap(&cfg, PCI_CAP_ID_EXP)) &&
-		   (cfg32(&cfg, p + 4) & PCI_EXP_DEVCAP_FLR)) {
+		   (cfg32(&cfg, p + PCI_EXP_DEVCAP) & PCI_EXP_DEVCAP_FLR)) {
 		add(d, V_OK, "reset", dev->addr,
 		    "function level reset (FLR) in its PCIe capability");
 	} else if ((p = cfg_cap(&cfg, PCI_CAP_ID_AF)) &&
-		   (cfg.b[p + 3] & PCI_AF_CAP_FLR)) {
+		   (cfg.b[p + PCI_AF_CAP] & PCI_AF_CAP_FLR)) {
 		add(d, V_OK, "reset", dev->addr,
 		    "function level reset (FLR) in its AF capability");
 	} else if ((p = cfg_cap(&cfg, PCI_CAP_ID_PM)) &&
-		   !(cfg16(&cfg, p + 4) & PCI_PM_CTRL_NO_SOFT_RST)) {
+		   !(cfg16(&cfg, p + PCI_PM_CTRL) &
+		     PCI_PM_CTRL_NO_SOFT_RESET)) {
 		add(d, V_OK, "reset", dev->addr,
 		    "power-management reset (D3hot to D0)");
 	} else {
