@@ -502,6 +502,29 @@ case_verb_options() {
 	want_driver 0000:00:04.0 -
 }
 
+# No function of the tool is longer than 80 lines, its signature
+# included: kernel style, a "{" and a "}" alone at the start of a line.
+case_function_length() {
+	local f
+	for f in "$here"/../../tools/*/*.[ch]; do
+		awk -v file="${f##*/}" '
+			/^[A-Za-z_]/ { head = FNR; name = $0 }
+			/^\{$/ { start = head; what = name }
+			/^\}$/ && start {
+				if (FNR - start + 1 > 80) {
+					sub(/\(.*/, "", what)
+					sub(/.*[ *]/, "", what)
+					printf "%s: %s is %d lines\n", file, what,
+					       FNR - start + 1
+					bad = 1
+				}
+				start = 0
+			}
+			END { exit bad }' "$f" >>"$T/long" || true
+	done
+	[ ! -s "$T/long" ] || die "$(tr '\n' ';' <"$T/long")"
+}
+
 case_bind_several_partial() {
 	rc 2 vf bind 0000:00:02.0 0000:00:09.0
 	want_driver 0000:00:02.0 vfio

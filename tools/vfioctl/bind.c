@@ -190,12 +190,85 @@ static bool bind_undo(const struct vfioctl *v, const struct pci_dev *orig,
 	return true;
 }
 
+/*
+ * Record where @d comes from, before anything changes.  Not for a device
+ * claimed on hotplug while vfio was not loaded, which waits with our
+ * override and no driver: its state file still holds where it came from,
+ * which must not be replaced by "(none)"; *@kept then says so.  Returns 0
+ * or -errno (said).
+ */
+static int bind_record(const struct vfioctl *v, const struct pci_dev *d,
+		       bool claim, bool *kept)
+{
+	const char *prev;
+	int err;
+
+	*kept = !strcmp(d->override, VFIO_DRIVER) && !d->driver[0] &&
+		state_exists(v, d->addr);
+	if (*kept)
+		return 0;
+	prev = d->driver[0] ? d->driver : claim ? STATE_PROBE : STATE_NONE;
+	err = state_save(v, d->addr, prev);
+	if (err)
+		msg_err("%s: cannot record its driver in %s: %s", d->addr,
+			v->state_dir, strerror(-err));
+	return err;
+}
+
+/*
+ * The steps of dev_bind() that change @d: our driver_override, off its
+ * driver, onto vfio, unless vfio is not @loaded (then o->pending).
+ * Returns 0, or -1 (said) when they must be undone; *@override_set tells
+ * bind_undo() whether the override is ours to reset.
+ */
+static int bind_move(const struct vfioctl *v, const struct pci_dev *d,
+		     struct bind_opts *o, bool loaded, bool *override_set)
+{
+	struct pci_dev now;
+	int err;
+
+	*override_set = false;
+	if (strcmp(d->override, VFIO_DRIVER)) {
+		err = pci_set_override(v, d->addr, VFIO_DRIVER);
+		if (err) {
+			msg_err("%s: setting driver_override: %s", d->addr,
+				strerror(-err));
+			return -1;
+		}
+		*override_set = true;
+	}
+	if (d->driver[0]) {
+		err = pci_unbind(v, d->addr, d->driver);
+		if (err) {
+			msg_err("%s: unbinding from %s: %s", d->addr,
+				d->driver, strerror(-err));
+			return -1;
+		}
+	}
+	if (!loaded) {
+		o->pending = true;
+		return 0;
+	}
+	err = pci_bind(v, d->addr, VFIO_DRIVER);
+	if (err) {
+		msg_err("%s: binding to %s: %s", d->addr, VFIO_DRIVER,
+			strerror(-err));
+		return -1;
+	}
+	err = pci_dev_load(v, d->addr, &now);
+	if (err || strcmp(now.driver, VFIO_DRIVER)) {
+		msg_err("%s: did not end up on %s (driver \"%s\")", d->addr,
+			VFIO_DRIVER, err ? "?" : now.driver);
+		return -1;
+	}
+	return 0;
+}
+
 enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 			  struct bind_opts *o)
 {
-	bool loaded, override_set = false, kept_state = false;
-	struct pci_dev d, now;
-	const char *prev;
+	bool loaded, override_set, kept_state;
+	struct pci_dev d;
 	int err;
 
 	o->pending = false;
@@ -227,62 +300,10 @@ enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 		return BIND_FAILED;
 	}
 	snprintf(o->prev, sizeof(o->prev), "%s", d.driver);
-
-	/*
-	 * A device claimed on hotplug while vfio was not loaded waits with
-	 * our override and no driver: its state file still holds where it
-	 * came from, which must not be replaced by "(none)".
-	 */
-	if (!strcmp(d.override, VFIO_DRIVER) && !d.driver[0] &&
-	    state_exists(v, d.addr)) {
-		kept_state = true;
-	} else {
-		prev = d.driver[0] ? d.driver :
-		       o->claim ? STATE_PROBE : STATE_NONE;
-		err = state_save(v, d.addr, prev);
-		if (err) {
-			msg_err("%s: cannot record its driver in %s: %s",
-				d.addr, v->state_dir, strerror(-err));
-			return BIND_FAILED;
-		}
-	}
-
-	if (strcmp(d.override, VFIO_DRIVER)) {
-		err = pci_set_override(v, d.addr, VFIO_DRIVER);
-		if (err) {
-			msg_err("%s: setting driver_override: %s", d.addr,
-				strerror(-err));
-			goto undo;
-		}
-		override_set = true;
-	}
-	if (d.driver[0]) {
-		err = pci_unbind(v, d.addr, d.driver);
-		if (err) {
-			msg_err("%s: unbinding from %s: %s", d.addr, d.driver,
-				strerror(-err));
-			goto undo;
-		}
-	}
-	if (!loaded) {
-		o->pending = true;
+	if (bind_record(v, &d, o->claim, &kept_state))
+		return BIND_FAILED;
+	if (!bind_move(v, &d, o, loaded, &override_set))
 		return BIND_OK;
-	}
-	err = pci_bind(v, d.addr, VFIO_DRIVER);
-	if (err) {
-		msg_err("%s: binding to %s: %s", d.addr, VFIO_DRIVER,
-			strerror(-err));
-		goto undo;
-	}
-	err = pci_dev_load(v, d.addr, &now);
-	if (err || strcmp(now.driver, VFIO_DRIVER)) {
-		msg_err("%s: did not end up on %s (driver \"%s\")", d.addr,
-			VFIO_DRIVER, err ? "?" : now.driver);
-		goto undo;
-	}
-	return BIND_OK;
-
-undo:
 	if (!bind_undo(v, &d, override_set)) {
 		msg_err("%s: could not be restored; its previous driver is recorded in %s",
 			d.addr, v->state_dir);
@@ -295,10 +316,51 @@ undo:
 	return BIND_FAILED;
 }
 
+/*
+ * The last step of dev_unbind(): @d, off vfio and without our override,
+ * back to @prev (a driver, STATE_NONE or STATE_PROBE); its state is
+ * forgotten either way.
+ */
+static enum bind_result give_back(const struct vfioctl *v,
+				  const struct pci_dev *d, const char *prev)
+{
+	struct pci_dev now;
+	int err;
+
+	if (!strcmp(prev, STATE_NONE)) {
+		state_remove(v, d->addr);
+		return BIND_OK;
+	}
+	if (strcmp(prev, STATE_PROBE)) {
+		err = pci_bind(v, d->addr, prev);
+		if (err)
+			msg_err("%s: binding back to %s: %s; letting the kernel choose",
+				d->addr, prev, strerror(-err));
+		else
+			goto check;
+	}
+	err = pci_probe(v, d->addr);
+	if (err) {
+		msg_err("%s: drivers_probe: %s; it has no driver now",
+			d->addr, strerror(-err));
+		state_remove(v, d->addr);
+		return BIND_RESTORE_FAILED;
+	}
+check:
+	state_remove(v, d->addr);
+	err = pci_dev_load(v, d->addr, &now);
+	if (!err && strcmp(prev, STATE_PROBE) && strcmp(now.driver, prev)) {
+		msg_err("%s: wanted %s back, it is on \"%s\"", d->addr, prev,
+			now.driver);
+		return BIND_RESTORE_FAILED;
+	}
+	return BIND_OK;
+}
+
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 {
 	char prev[64];
-	struct pci_dev d, now;
+	struct pci_dev d;
 	int err;
 
 	err = pci_dev_load(v, addr, &d);
@@ -355,32 +417,5 @@ enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 		}
 	}
 
-	if (!strcmp(prev, STATE_NONE)) {
-		state_remove(v, d.addr);
-		return BIND_OK;
-	}
-	if (strcmp(prev, STATE_PROBE)) {
-		err = pci_bind(v, d.addr, prev);
-		if (err)
-			msg_err("%s: binding back to %s: %s; letting the kernel choose",
-				d.addr, prev, strerror(-err));
-		else
-			goto check;
-	}
-	err = pci_probe(v, d.addr);
-	if (err) {
-		msg_err("%s: drivers_probe: %s; it has no driver now",
-			d.addr, strerror(-err));
-		state_remove(v, d.addr);
-		return BIND_RESTORE_FAILED;
-	}
-check:
-	state_remove(v, d.addr);
-	err = pci_dev_load(v, d.addr, &now);
-	if (!err && strcmp(prev, STATE_PROBE) && strcmp(now.driver, prev)) {
-		msg_err("%s: wanted %s back, it is on \"%s\"", d.addr, prev,
-			now.driver);
-		return BIND_RESTORE_FAILED;
-	}
-	return BIND_OK;
+	return give_back(v, &d, prev);
 }

@@ -648,6 +648,56 @@ static void warn_still_matched(const struct vfioctl *v, const char *addr)
 	conf_free(&c);
 }
 
+/*
+ * One device of bind or unbind (@bind false), counted in @t; with --save,
+ * its line of the configuration, @opts for bind, goes in or out with it.
+ */
+static void move_device(const struct vfioctl *v, const char *addr, bool bind,
+			const char *opts, struct tally *t)
+{
+	struct conf_edit ed = { .path = v->config };
+	struct bind_opts o = { .force = v->force };
+	enum bind_result r;
+	int err;
+
+	if (v->save) {
+		err = conf_edit_prepare(&ed, addr, bind ? opts : NULL);
+		if (err) {
+			msg_err("%s: %s: %s; not saved, device not moved",
+				addr, v->config, err == -EINVAL ?
+				"the edited file would be invalid" :
+				strerror(-err));
+			t->n++;
+			t->failed++;
+			return;
+		}
+	}
+	r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
+	if (r == BIND_REFUSED)
+		report_refused(addr, &o, false);
+	if (!tally_add(t, r)) {
+		conf_edit_abort(&ed);
+		return;
+	}
+	if (bind)
+		report_bound(v, addr, &o);
+	else
+		msg_info(v, "%s: given back", addr);
+	if (!v->save)
+		return;
+	err = conf_edit_commit(&ed);
+	if (err) {
+		msg_err("%s: saving %s: %s", addr, v->config, strerror(-err));
+		t->ok--;
+		t->failed++;
+		return;
+	}
+	msg_info(v, "%s: %s %s", addr, bind ? "saved in" : "removed from",
+		 v->config);
+	if (!bind)
+		warn_still_matched(v, addr);
+}
+
 /* bind and unbind: each device named on the command line in turn. */
 static int move_devices(const struct vfioctl *v, int argc, char **argv,
 			bool bind)
@@ -684,51 +734,8 @@ static int move_devices(const struct vfioctl *v, int argc, char **argv,
 		msg_err("%s needs at least one PCI address", cmd);
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		struct conf_edit ed = { .path = v->config };
-		struct bind_opts o = { .force = v->force };
-		const char *addr = addrs[i];
-		enum bind_result r;
-		int err;
-
-		if (v->save) {
-			err = conf_edit_prepare(&ed, addr, bind ? opts : NULL);
-			if (err) {
-				msg_err("%s: %s: %s; not saved, device not moved",
-					addr, v->config, err == -EINVAL ?
-					"the edited file would be invalid" :
-					strerror(-err));
-				t.n++;
-				t.failed++;
-				continue;
-			}
-		}
-		r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
-		if (r == BIND_REFUSED)
-			report_refused(addr, &o, false);
-		if (!tally_add(&t, r)) {
-			conf_edit_abort(&ed);
-			continue;
-		}
-		if (bind)
-			report_bound(v, addr, &o);
-		else
-			msg_info(v, "%s: given back", addr);
-		if (!v->save)
-			continue;
-		err = conf_edit_commit(&ed);
-		if (err) {
-			msg_err("%s: saving %s: %s", addr, v->config,
-				strerror(-err));
-			t.ok--;
-			t.failed++;
-		} else {
-			msg_info(v, "%s: %s %s", addr,
-				 bind ? "saved in" : "removed from", v->config);
-			if (!bind)
-				warn_still_matched(v, addr);
-		}
-	}
+	for (i = 0; i < n; i++)
+		move_device(v, addrs[i], bind, opts, &t);
 	ret = combine(&t);
 out:
 	free(addrs);
