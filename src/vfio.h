@@ -66,11 +66,11 @@ struct vfio_ioctl_desc {
  *           success the op sets *@len to how much of @arg the core copies
  *           back to the user (0: nothing).
  * @ioctls:  the ioctls @ioctl answers, ended by an entry with cmd 0
- * @modern_ioctl: today's VFIO_DEVICE_* ioctls (the kernel's
+ * @container_ioctl: today's VFIO_DEVICE_* ioctls (the kernel's
  *           <uapi/linux/vfio.h>), on a device fd from a /dev/vfio/<id>
  *           group, as @ioctl.  The two ABIs give one ioctl number
  *           different meanings, so each front end calls only its own op.
- * @modern_ioctls: the ioctls @modern_ioctl answers, as @ioctls
+ * @container_ioctls: the ioctls @container_ioctl answers, as @ioctls
  * @mmap:    check that @vma may map device memory (offset, size, flags)
  *           and set its vm_page_prot; return the page frame of its first
  *           page in @pfn.  Install nothing: the core maps the frames on
@@ -110,9 +110,9 @@ struct vfio_device_ops {
 	long	(*ioctl)(void *device_data, unsigned int cmd, void *arg,
 			 u32 *len);
 	const struct vfio_ioctl_desc *ioctls;
-	long	(*modern_ioctl)(void *device_data, unsigned int cmd, void *arg,
+	long	(*container_ioctl)(void *device_data, unsigned int cmd, void *arg,
 				u32 *len);
-	const struct vfio_ioctl_desc *modern_ioctls;
+	const struct vfio_ioctl_desc *container_ioctls;
 	int	(*mmap)(void *device_data, struct vm_area_struct *vma,
 			unsigned long *pfn);
 	void	(*request)(void *device_data, unsigned int count);

@@ -3,7 +3,7 @@
  * vfio-dkms core: /dev/vfio/vfio, the container of today's VFIO ABI.
  *
  * A container is an IOMMU object (vfio_iommu.c) that starts empty.
- * Groups join it through their /dev/vfio/<id> node (vfio_modern_group.c);
+ * Groups join it through their /dev/vfio/<id> node (vfio_container_group.c);
  * SET_IOMMU then opens it as the first user of a seed set is opened, and
  * the container holds that user until its last group leaves, when every
  * mapping goes and it is back to its unset state, as upstream's is.

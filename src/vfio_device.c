@@ -39,7 +39,7 @@ static struct {
 } vfio_fs;
 
 static const struct file_operations vfio_device_fops;
-static const struct file_operations vfio_device_modern_fops;
+static const struct file_operations vfio_device_container_fops;
 static struct file_system_type vfio_fs_type;
 
 static void vfio_device_release(struct kref *kref)
@@ -384,13 +384,13 @@ static long vfio_device_fops_ioctl(struct file *filep, unsigned int cmd,
 }
 
 /* The same device, through today's ioctls: see struct vfio_device_ops. */
-static long vfio_device_fops_modern_ioctl(struct file *filep,
+static long vfio_device_fops_container_ioctl(struct file *filep,
 					  unsigned int cmd, unsigned long arg)
 {
 	struct vfio_device *device = filep->private_data;
 
-	return vfio_device_ioctl(device, device->ops->modern_ioctls,
-				 device->ops->modern_ioctl, cmd,
+	return vfio_device_ioctl(device, device->ops->container_ioctls,
+				 device->ops->container_ioctl, cmd,
 				 (void __user *)arg);
 }
 
@@ -578,12 +578,12 @@ static const struct file_operations vfio_device_fops = {
 	.llseek		= default_llseek,
 };
 
-static const struct file_operations vfio_device_modern_fops = {
+static const struct file_operations vfio_device_container_fops = {
 	.owner		= THIS_MODULE,
 	.release	= vfio_device_fops_release,
 	.read		= vfio_device_fops_read,
 	.write		= vfio_device_fops_write,
-	.unlocked_ioctl	= vfio_device_fops_modern_ioctl,
+	.unlocked_ioctl	= vfio_device_fops_container_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= vfio_device_fops_mmap,
 	.llseek		= default_llseek,
@@ -629,7 +629,7 @@ static int vfio_device_open(struct vfio_device *device,
 }
 
 /*
- * A new fd of @device, opened in @iommu, with vfio_lock held.  A modern
+ * A new fd of @device, opened in @iommu, with vfio_lock held.  A container
  * one holds @group_file, the /dev/vfio/<id> file it came from, as
  * upstream's do: the group stays in its container while a device fd is
  * open.  The ABIs never share a device, so one file serves all its fds.
@@ -650,7 +650,7 @@ int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
 
 	kref_get(&device->kref);
 	file = anon_inode_getfile("[vfio-device]",
-				  group_file ? &vfio_device_modern_fops :
+				  group_file ? &vfio_device_container_fops :
 					       &vfio_device_fops,
 				  device, O_RDWR);
 	if (IS_ERR(file)) {

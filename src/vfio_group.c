@@ -5,7 +5,7 @@
  * A group appears when the first of its devices is bound to a vfio bus
  * driver, with two nodes: /dev/vfio/<bus>:<id> for the seed ABI
  * (vfio_seed_group.c) and /dev/vfio/<id> for today's
- * (vfio_modern_group.c); both find it by the same minor.  It is killed
+ * (vfio_container_group.c); both find it by the same minor.  It is killed
  * when its last device is unregistered and freed when its last fd is
  * closed.  Which IOMMU object it belongs to is vfio_iommu.c's business.
  */
@@ -147,7 +147,7 @@ static struct vfio_group *vfio_group_create(struct iommu_group *iommu_group,
 		goto err_idr;
 	}
 
-	/* The modern ABI's node: the same group under the upstream name. */
+	/* The container ABI's node: the same group under the upstream name. */
 	group->node_dev = device_create(vfio.class, NULL,
 					MKDEV(MAJOR(vfio.node_devt),
 					      group->minor),
@@ -380,7 +380,7 @@ int vfio_group_init(void)
 				  "vfio-group");
 	if (ret)
 		goto err_cdev;
-	cdev_init(&vfio.node_cdev, &vfio_modern_group_fops);
+	cdev_init(&vfio.node_cdev, &vfio_container_group_fops);
 	vfio.node_cdev.owner = THIS_MODULE;
 	ret = cdev_add(&vfio.node_cdev, vfio.node_devt, MINORMASK + 1);
 	if (ret)

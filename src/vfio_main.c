@@ -6,7 +6,7 @@
  * fds (vfio_device.c), IOMMU objects (vfio_iommu.c) and their DMA
  * mappings (vfio_dma.c).  Two front ends serve them: the seed ABI of
  * 2011 (vfio_seed_group.c, vfio_seed_iommu.c) and today's container ABI
- * (vfio_container.c, vfio_modern_group.c).  Locking: vfio_private.h.
+ * (vfio_container.c, vfio_container_group.c).  Locking: vfio_private.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -92,7 +92,7 @@ struct vfio_dma_remains {
  *
  * The seed ABI's groups each start in a set of their own and join others
  * by merging; an open of /dev/vfio/vfio makes an empty set, a container,
- * that groups of the modern ABI join by SET_CONTAINER.  It is "open"
+ * that groups of the container ABI join by SET_CONTAINER.  It is "open"
  * while @users > 0: then @domain exists, every group of the set is
  * attached to it with its DMA ownership claimed, and @mm is the owning
  * process.  A container is open from SET_IOMMU until its last group
@@ -134,7 +134,7 @@ struct vfio_iommu {
  * a node, and kept only until its last fd is closed.
  *
  * A group is used through one ABI at a time: its seed node cannot be
- * opened while its modern node is, and the modern node only while
+ * opened while its container node is, and the container node only while
  * nothing of the seed ABI holds the group (no seed fd of it, nothing
  * open in its set, not merged).
  */
@@ -230,8 +230,8 @@ void vfio_container_exit(void);
 bool vfio_file_is_container(struct file *file);
 void vfio_container_group_gone(struct vfio_iommu *iommu);
 
-/* vfio_modern_group.c: /dev/vfio/<id> */
-extern const struct file_operations vfio_modern_group_fops;
+/* vfio_container_group.c: /dev/vfio/<id> */
+extern const struct file_operations vfio_container_group_fops;
 
 /* vfio_dma.c: DMA mappings of one IOMMU object */
 void vfio_dma_init(struct vfio_iommu *iommu);

@@ -3,7 +3,7 @@
  * vfio-dkms PCI bus driver (vfio_pci.ko): hands PCI devices bound to the
  * driver named "vfio" (or its alias "vfio-pci") to the VFIO core and
  * implements their device fds.  This file has the seed ABI's ioctls;
- * vfio_pci_ioctl.c has today's.
+ * vfio_pci_container_ioctl.c has today's.
  *
  * Region N of a device fd starts at N << 40 (VFIO_PCI_OFFSET_SHIFT):
  * BAR0-5 are regions 0-5, the ROM 6, config space 7.  Seed IRQ indexes:
@@ -611,8 +611,8 @@ static const struct vfio_device_ops vfio_pci_ops = {
 	.write		= vfio_pci_write,
 	.ioctl		= vfio_pci_ioctl,
 	.ioctls		= vfio_pci_ioctls,
-	.modern_ioctl	= vfio_pci_modern_ioctl,
-	.modern_ioctls	= vfio_pci_modern_ioctls,
+	.container_ioctl	= vfio_pci_container_ioctl,
+	.container_ioctls	= vfio_pci_container_ioctls,
 	.mmap		= vfio_pci_mmap,
 	.request	= vfio_pci_request,
 	.fault		= vfio_pci_fault,
@@ -677,7 +677,7 @@ static void vfio_pci_remove(struct pci_dev *pdev)
 }
 
 /*
- * AER found an error on the device: tell the user through the modern
+ * AER found an error on the device: tell the user through the container
  * ABI's error eventfd (VFIO_PCI_ERR_IRQ_INDEX) and let it recover, as
  * upstream does.  The PCI core holds the device lock, so remove cannot run.
  */

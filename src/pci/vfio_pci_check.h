@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vfio-dkms: pure decisions of the PCI driver's modern device ioctls
+ * vfio-dkms: pure decisions of the PCI driver's container-ABI device ioctls
  * (VFIO_DEVICE_SET_IRQS checks, the MSI-X sparse mmap areas).  Plain
  * integers in and out, so that the host unit tests compile them as they
- * are.  The includer provides the modern ABI's constants: the kernel's
+ * are.  The includer provides the container ABI's constants: the kernel's
  * <uapi/linux/vfio.h> in the module, the distribution's <linux/vfio.h> in
  * the unit tests.  Never include the seed header next to this one.
  */

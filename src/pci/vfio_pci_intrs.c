@@ -479,7 +479,7 @@ static int vfio_pci_msi_enable(struct vfio_pci_device *vdev,
  * [@start, @start + @count) of @type, enabling it with @start + @count
  * vectors when no IRQ is on.  MSI cannot grow or shrink while enabled:
  * with @resize (the seed ABI) a different size starts over, without it
- * (the modern ABI, as upstream before dynamic MSI-X) a range beyond the
+ * (the container ABI, as upstream before dynamic MSI-X) a range beyond the
  * allocated vectors is -EINVAL and changes nothing.
  */
 static int vfio_pci_msi_set(struct vfio_pci_device *vdev,

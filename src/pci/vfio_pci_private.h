@@ -182,15 +182,15 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos);
 
-/* vfio_pci_ioctl.c: the modern ABI's device ioctls */
-long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
+/* vfio_pci_container_ioctl.c: the container ABI's device ioctls */
+long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len);
-extern const struct vfio_ioctl_desc vfio_pci_modern_ioctls[];
+extern const struct vfio_ioctl_desc vfio_pci_container_ioctls[];
 
 /*
  * vfio_pci_intrs.c.  The seed ABI's entry points take its IRQ indexes;
- * the others take an IRQ type and are what the modern ABI's
- * VFIO_DEVICE_SET_IRQS (vfio_pci_ioctl.c) is built from.  All but the
+ * the others take an IRQ type and are what the container ABI's
+ * VFIO_DEVICE_SET_IRQS (vfio_pci_container_ioctl.c) is built from.  All but the
  * signal functions want vdev->lock held.
  */
 unsigned int vfio_pci_vec_count(struct vfio_pci_device *vdev,

@@ -14,7 +14,7 @@
  *				names it first:
  *		typedef struct ... be_dma_map;	  MAP_DMA's argument
  *		typedef struct ... be_dma_unmap;  UNMAP_DMA's argument
- *	BE_WANT_SET_IRQS	VFIO_DEVICE_SET_IRQS of the modern header
+ *	BE_WANT_SET_IRQS	VFIO_DEVICE_SET_IRQS of the container ABI header
  *				(intree, iommufd); the seed ABI has its own
  *				SET_IRQ_EVENTFDS instead.
  *

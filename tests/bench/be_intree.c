@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-bench backend for the VFIO that ships with the kernel: the modern
+ * vfio-bench backend for the VFIO that ships with the kernel: the
  * container ABI of the distribution's <linux/vfio.h>.  /dev/vfio/N is the
  * group, /dev/vfio/vfio the container holding the type1 IOMMU.
  *
  * Our module answers the same ABI on the same nodes, so this code is
- * also the backend "modern": our vfio.ko driven as QEMU or DPDK drive it
+ * also the backend "container": our vfio.ko driven as QEMU or DPDK drive it
  * today.  Nothing differs but the name printed on its lines, which the
  * guest script picks to match the modules it loaded and bench.c maps to
  * this one table.

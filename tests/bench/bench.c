@@ -2,7 +2,7 @@
 /*
  * vfio-bench: the benchmark's measurements, run against one VFIO backend.
  *
- *   vfio-bench --backend ours|modern|intree|iommufd [--dev 0000:00:02.0]
+ *   vfio-bench --backend ours|container|intree|iommufd [--dev 0000:00:02.0]
  *              [--reps 5] [--first-rep 1]
  *              [--rows map4k,maphuge,mapthp,maphuge1g,many,msi,bar0]
  *              [--size-mib 1024] [--counts 1000,10000,100000]
@@ -908,7 +908,7 @@ out:
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vfio-bench --backend ours|modern|intree|iommufd [--dev NAME]\n"
+		"usage: vfio-bench --backend ours|container|intree|iommufd [--dev NAME]\n"
 		"       [--reps N] [--first-rep N] (the number printed for the first rep)\n"
 		"       [--rows %s] [--size-mib M]\n"
 		"       [--counts N,N,...] [--msi-iters N]\n", ALL_ROWS);
@@ -974,14 +974,14 @@ static int parse_args(struct bench_cfg *cfg, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	/* "modern" is our module answering the in-kernel ABI: same calls. */
+	/* "container" is our module answering the in-kernel ABI: same calls. */
 	static const struct {
 		const char *name;
 		const struct bench_ops *ops;
 	} backends[] = {
 		{ "ours", &bench_ours_ops },
 		{ "intree", &bench_intree_ops },
-		{ "modern", &bench_intree_ops },
+		{ "container", &bench_intree_ops },
 		{ "iommufd", &bench_iommufd_ops },
 	};
 	unsigned long mib;

@@ -2,7 +2,7 @@
 /*
  * vfio-bench: one benchmark, three VFIO ABIs.
  *
- * The 2011 group ABI (ours, src/include/uapi/vfio.h) and the modern
+ * The 2011 group ABI (ours, src/include/uapi/vfio.h) and the
  * container ABI (the distribution's <linux/vfio.h>) reuse the same ioctl
  * and structure names with different meanings, so their headers cannot
  * be included together.  Each backend lives in its own translation unit
@@ -14,7 +14,7 @@
  * The container ABI is served by two kernels' code: the in-kernel VFIO
  * and our module, which answers it on /dev/vfio/vfio and /dev/vfio/N
  * next to the seed ABI.  Both are driven by the one backend of
- * be_intree.c, under two names ("intree", "modern") so that the host
+ * be_intree.c, under two names ("intree", "container") so that the host
  * can tell whose figures a line carries; the name is the one given to
  * --backend, not part of the ops.
  *
@@ -90,7 +90,7 @@ struct bench_ops {
 };
 
 extern const struct bench_ops bench_ours_ops;
-extern const struct bench_ops bench_intree_ops;	/* "intree" and "modern" */
+extern const struct bench_ops bench_intree_ops;	/* "intree" and "container" */
 /* Not linked in without 7.x headers; bench.c declares it weak. */
 extern const struct bench_ops bench_iommufd_ops;
 

@@ -10,15 +10,15 @@
 # after unloading those,
 # against ours (vfio.ko + vfio_pci.ko) twice: through the seed group ABI
 # (backend "ours", driver "vfio", /dev/vfio/pci:N) and through the
-# container ABI (backend "modern", driver alias "vfio-pci", /dev/vfio/N),
-# with the same program code as the in-kernel run.  The modern run tells
+# container ABI (backend "container", driver alias "vfio-pci", /dev/vfio/N),
+# with the same program code as the in-kernel run.  The container run tells
 # our core's cost apart from the seed ABI's: it and the in-kernel run
 # differ only in the modules below the ioctls.
 #
 #   sh guest.sh [--rounds N] [--reps R] [vfio-bench options...]
 #
 # With N rounds the backends alternate N times (in-kernel, iommufd, ours,
-# modern, in-kernel, ...), R repetitions each time: the host is shared, and
+# container, in-kernel, ...), R repetitions each time: the host is shared, and
 # alternating spreads its load changes over all backends instead of
 # charging them to whichever ran last.
 #
@@ -198,7 +198,7 @@ phase_intree() {	# round, vfio-bench options...
 # Bind the device to our driver under name $2, wait for node $3, run
 # backend $1 (round $4, then vfio-bench options), unbind.  Either name
 # makes the group and with it both its nodes (src/vfio_group.c); the
-# modern run binds through "vfio-pci" because that is how its users bind.
+# container run binds through "vfio-pci" because that is how its users bind.
 run_ours() {
 	b=$1
 	drv=$2
@@ -218,11 +218,11 @@ run_ours() {
 }
 
 # Our modules, seed ABI then container ABI.  A failed seed run does not
-# keep the modern one from running: each says for itself what went wrong.
+# keep the container one from running: each says for itself what went wrong.
 phase_ours() {	# round, vfio-bench options...
 	if ! out=$(modprobe vfio_pci 2>&1); then
 		fail ours "modprobe vfio_pci: $out: $(dmesg_tail)"
-		fail modern "modprobe vfio_pci: $out"
+		fail container "modprobe vfio_pci: $out"
 		return 1
 	fi
 	# Own names: sh has no locals, and run_ours sets $r, $rc and $b.
@@ -231,9 +231,9 @@ phase_ours() {	# round, vfio-bench options...
 	ours_rc=0
 	run_ours ours vfio "/dev/vfio/pci:$GROUP" "$ours_round" "$@" ||
 		ours_rc=1
-	run_ours modern vfio-pci "/dev/vfio/$GROUP" "$ours_round" "$@" ||
+	run_ours container vfio-pci "/dev/vfio/$GROUP" "$ours_round" "$@" ||
 		ours_rc=1
-	run_testpmd modern "$ours_round" || ours_rc=1
+	run_testpmd container "$ours_round" || ours_rc=1
 	return "$ours_rc"
 }
 

@@ -9,14 +9,14 @@ Reads the lines printed in the guest (BENCH <backend> <row> <metric> <rep>
 every row and metric, takes the median, min and max of each backend's
 repetitions.  Backends: "intree" (the kernel's type1 container) and
 "iommufd" (the kernel's iommufd and device cdev) are the in-kernel paths;
-"ours" is our module through the seed ABI, "modern" our module through the
+"ours" is our module through the seed ABI, "container" our module through the
 container ABI.  Any may be missing.  Ratios are against the best in-kernel
 path of each row and metric (the faster of intree and iommufd there), so
 that ours is held to whichever the kernel does best.
 
 Writes into OUTDIR:
   results.csv, results.json   every row/metric, every backend
-  results.dat, results.gp     bar chart results.png: ours and modern / best
+  results.dat, results.gp     bar chart results.png: ours and container / best
   mapping-cost.dat, .gp       row 3 per-op cost, mapping-cost.png
 A .gp is written only when it has something to plot; run it in OUTDIR.
 
@@ -33,7 +33,7 @@ import re
 import statistics
 import sys
 
-BACKENDS = ("intree", "iommufd", "ours", "modern")
+BACKENDS = ("intree", "iommufd", "ours", "container")
 INKERNEL = ("intree", "iommufd")
 MAP_ROWS = ("map4k", "maphuge", "mapthp", "maphuge1g")
 # Table order and labels; "many-N" rows sort by N under "many".
@@ -149,13 +149,13 @@ def summarize(reps, skips):
             "unit": UNITS.get(metric, ""), "higher_is_better": hib,
             "backends": st, "best_inkernel": best,
             "ratio_ours_best": ratio(st["ours"] and st["ours"]["median"], bm),
-            "ratio_modern_best": ratio(st["modern"] and
-                                       st["modern"]["median"], bm),
+            "ratio_container_best": ratio(st["container"] and
+                                       st["container"]["median"], bm),
             "paired_ours_best": best and paired(
                 reps.get(("ours", row, metric), []),
                 reps[best, row, metric]),
-            "paired_modern_best": best and paired(
-                reps.get(("modern", row, metric), []),
+            "paired_container_best": best and paired(
+                reps.get(("container", row, metric), []),
                 reps[best, row, metric]),
             "skipped": {b: skips[b, row] for b in BACKENDS
                         if (b, row) in skips},
@@ -172,10 +172,10 @@ def med(e, b):
     return e and e["backends"][b] and e["backends"][b]["median"]
 
 
-# Our two ABIs: the seed ABI (ours) and the container ABI (modern) that
+# Our two ABIs: the seed ABI (ours) and the container ABI (container) that
 # QEMU and DPDK use.  DPDK speaks only the latter, so the testpmd row has
 # no "ours".
-OUR_ABIS = ("ours", "modern")
+OUR_ABIS = ("ours", "container")
 
 
 def targets(entries):
@@ -230,8 +230,8 @@ def targets(entries):
         vs_best(e, b, 1.1, False, "us",
                 f"4 MSI p50: {b} <= 1.1x best in-kernel")
     e = find(entries, "testpmd", "pps")
-    vs_best(e, "modern", 0.95, True, "pps",
-            "6 testpmd: modern >= 0.95x best in-kernel pps")
+    vs_best(e, "container", 0.95, True, "pps",
+            "6 testpmd: container >= 0.95x best in-kernel pps")
     return out
 
 
@@ -267,7 +267,7 @@ def write_files(outdir, entries, tg, meta, present):
         w.writerow(["row", "metric", "unit", "better"] +
                    [f"{b}{s}" for b in BACKENDS
                     for s in ("", "_min", "_max", "_reps")] +
-                   ["best_inkernel", "ratio_ours_best", "ratio_modern_best",
+                   ["best_inkernel", "ratio_ours_best", "ratio_container_best",
                     "skipped"])
         for e in entries:
             st = e["backends"]
@@ -278,7 +278,7 @@ def write_files(outdir, entries, tg, meta, present):
                             num(st[b]["max"]), st[b]["n"]) if st[b]
                            else ("", "", "", 0))] +
                        [e["best_inkernel"] or "", num(e["ratio_ours_best"]),
-                        num(e["ratio_modern_best"]),
+                        num(e["ratio_container_best"]),
                         " ".join(sorted(e["skipped"]))])
     doc = {"meta": meta, "backends_present": present, "rows": entries,
            "targets": [{"target": n, "holds": h, "detail": d}
@@ -297,27 +297,27 @@ def write_files(outdir, entries, tg, meta, present):
 
 
 def plot_ratios(outdir, entries, term):
-    """ours and modern / best in-kernel, one bar pair per row and metric."""
+    """ours and container / best in-kernel, one bar pair per row and metric."""
     # map_ms/unmap_ms are parts of the gib_s figure above them.
     es = [e for e in entries if e["metric"] not in ("map_ms", "unmap_ms")
           and (e["ratio_ours_best"] is not None or
-               e["ratio_modern_best"] is not None)]
+               e["ratio_container_best"] is not None)]
     if not es:
         return
     with open(os.path.join(outdir, "results.dat"), "w",
               encoding="utf-8") as f:
-        f.write("# row/metric ours/best modern/best best-in-kernel\n")
+        f.write("# row/metric ours/best container/best best-in-kernel\n")
         for e in es:
             better = ">1" if e["higher_is_better"] else "<1"
             f.write(f'"{e["row"]} {e["metric"]} [{better} better]" ' +
                     " ".join("NaN" if e[k] is None else f"{e[k]:.4f}"
                              for k in ("ratio_ours_best",
-                                       "ratio_modern_best")) +
+                                       "ratio_container_best")) +
                     f" {e['best_inkernel']}\n")
     plots = ["'results.dat' using 2:xtic(1) title 'ours (seed ABI)' "
              "lc rgb '#1f5fbf'"]
-    if any(e["ratio_modern_best"] is not None for e in es):
-        plots.append("'' using 3 title 'modern (ours, container ABI)' "
+    if any(e["ratio_container_best"] is not None for e in es):
+        plots.append("'' using 3 title 'container (ours, container ABI)' "
                      "lc rgb '#2f9f3f'")
     with open(os.path.join(outdir, "results.gp"), "w",
               encoding="utf-8") as f:
@@ -360,9 +360,9 @@ def plot_mapping_cost(outdir, entries, term):
                                        for v in vals) + "\n")
     titles = {"ours": "ours", "intree": "in-kernel type1",
               "iommufd": "in-kernel iommufd",
-              "modern": "ours, container ABI"}
+              "container": "ours, container ABI"}
     colors = {"ours": "#1f5fbf", "intree": "#d0501f", "iommufd": "#8f3fbf",
-              "modern": "#2f9f3f"}
+              "container": "#2f9f3f"}
     plots = ", \\\n     ".join(
         f"'mapping-cost.dat' using 1:{k + 2} with linespoints "
         f"lc rgb '{colors[b]}' lw 2 "
@@ -393,19 +393,19 @@ plot {plots}
 def print_table(entries, present, skips, tg):
     print()
     print("Medians of the repetitions; best = the better in-kernel path of "
-          "the row; ratio = ours (or modern) / best.")
+          "the row; ratio = ours (or container) / best.")
     print("Rates (*_s, pps): higher is better, a ratio above 1 means ours "
           "is faster.  Times (ms, ns, us): a ratio below 1 does.")
     hdr = (f"{'row':31} {'metric':11} {'intree':>9} {'iommufd':>9} "
-           f"{'best':>7} {'ours':>9} {'modern':>9} {'ours/b':>7} "
+           f"{'best':>7} {'ours':>9} {'container':>9} {'ours/b':>7} "
            f"{'mod/b':>7}")
     print(hdr)
     print("-" * len(hdr))
     for e in entries:
-        r = [e[k] for k in ("ratio_ours_best", "ratio_modern_best")]
+        r = [e[k] for k in ("ratio_ours_best", "ratio_container_best")]
         print(f"{e['label']:31} {e['metric']:11} {cell(e, 'intree'):>9} "
               f"{cell(e, 'iommufd'):>9} {e['best_inkernel'] or '-':>7} "
-              f"{cell(e, 'ours'):>9} {cell(e, 'modern'):>9} " +
+              f"{cell(e, 'ours'):>9} {cell(e, 'container'):>9} " +
               " ".join(f"{'-' if x is None else f'{x:.2f}':>7}" for x in r))
     print()
     print("Spread: min..max of the repetitions (their number).")
@@ -435,7 +435,7 @@ def print_table(entries, present, skips, tg):
     for (b, row), why in sorted(skips.items()):
         print(f"{b} {row}: skipped: {why}")
     print()
-    print("Targets (ours: seed ABI; modern: container ABI):")
+    print("Targets (ours: seed ABI; container: container ABI):")
     for name, holds, detail in tg:
         word = {True: "HOLDS", False: "MISSED", None: "N/A"}[holds]
         print(f"  {word:6} {name}: {detail}")

@@ -121,7 +121,7 @@ done
 # Translation units that must never see each other's header: the
 # in-kernel backend gets the distribution's <linux/vfio.h> only, ours gets
 # src/include, iommufd the newest kernel's vfio.h and iommufd.h (the
-# host's may predate them).  be_intree.c is also the modern backend: our
+# host's may predate them).  be_intree.c is also the container backend: our
 # module serves that header's ABI too.
 cflags=(-static -O2 -Wall -Wextra -Werror -Itests/bench)
 cd "$top"

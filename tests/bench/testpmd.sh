@@ -14,7 +14,7 @@
 #   sh testpmd.sh --backend NAME --driver DRV [--rep N] [--seconds S]
 #                 [--warmup W] [--bursts B] [--clients DIR]
 #
-#   --backend NAME  the name in the output line (intree, modern, ...)
+#   --backend NAME  the name in the output line (intree, container, ...)
 #   --driver DRV    the PCI driver to bind the NICs to through
 #                   driver_override (vfio-pci: the in-kernel driver or our
 #                   alias of that name; the container ABI testpmd uses

@@ -22,7 +22,7 @@
 #include "vtlib.h"
 
 #define VIRTIO_VENDOR	0x1af4
-#define VIRTIO_RNG	0x1044	/* modern virtio-rng */
+#define VIRTIO_RNG	0x1044	/* non-transitional virtio-rng */
 #define CLOSE_HEAD_MS	20	/* how far into the close the open starts */
 
 static void skip_if_quick(struct vt *t, const char *dev,

@@ -125,7 +125,7 @@ static void test_quiesce_on_close(struct vt *t, struct vt_ctx *c)
 /* ---- a device handed to the next user ------------------------------- */
 
 #define VIRTIO_VENDOR		0x1af4
-#define VIRTIO_RNG		0x1044	/* modern virtio-rng, with FLR */
+#define VIRTIO_RNG		0x1044	/* non-transitional virtio-rng, with FLR */
 #define VIRTIO_CAP_CFG_TYPE	3	/* struct virtio_pci_cap */
 #define VIRTIO_CAP_BAR		4
 #define VIRTIO_CAP_OFFSET	8

@@ -3,7 +3,7 @@
  * vtlib: helpers of the guest test programs that speak the seed ABI
  * (/dev/vfio/pci:N and "uapi/vfio.h").  Conventions as in vtsys.h, whose
  * ABI-free helpers come with this header.  Programs of today's ABI use
- * vtmodern.h instead: the two uapi headers share names with other
+ * vtcontainer.h instead: the two uapi headers share names with other
  * numbers, so no file may include both.
  */
 #ifndef VTLIB_H

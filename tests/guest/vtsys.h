@@ -4,7 +4,7 @@
  * that depend on neither VFIO ABI: sysfs, binding, the edu device's
  * registers through a device fd, pinned-page counters, processes and the
  * host.  Seed-ABI programs get them through vtlib.h, today's-ABI programs
- * through vtmodern.h.
+ * through vtcontainer.h.
  *
  * Conventions: every function returns >= 0 on success and -1 with errno
  * set on failure, so that it can be wrapped in VT_OK()/VT_ERRNO().  Device

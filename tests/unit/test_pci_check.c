@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host unit tests of the PCI driver's pure checks of the modern device
+ * Host unit tests of the PCI driver's pure checks of the container-ABI device
  * ioctls (src/pci/vfio_pci_check.h), compiled exactly as the kernel
  * compiles them, against the distribution's <linux/vfio.h>.
  */

@@ -67,7 +67,7 @@ total_timeout=1200
 verbose=
 intree=(pci-stub)
 # Wanted when the kernel has them (i2c-i801: a host driver that does DMA;
-# fuse: a file whose reads never end, for t-modern-container).
+# fuse: a file whose reads never end, for t-container).
 optional_intree=(i2c-i801 fuse)
 adds=()
 
@@ -273,10 +273,10 @@ done
 # ---- guest programs ----------------------------------------------------
 CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
 # Every program links all three helper files: vtsys (ABI-free), vtlib (seed
-# ABI) and vtmodern (today's ABI); each is its own translation unit, so a
+# ABI) and vtcontainer (today's ABI); each is its own translation unit, so a
 # program may include either uapi header, and the linker drops nothing it
 # needs.
-VTLIBS=(tests/guest/vtsys.c tests/guest/vtlib.c tests/guest/vtmodern.c)
+VTLIBS=(tests/guest/vtsys.c tests/guest/vtlib.c tests/guest/vtcontainer.c)
 cd "$top"
 # --run scripts may run the suite themselves (tests/debug), so it is
 # built there too unless --no-programs says it is not wanted.

@@ -2,7 +2,7 @@
 /*
  * vfio-dkms PCI bus driver: today's VFIO_DEVICE_* ioctls, those of the
  * kernel's <uapi/linux/vfio.h>, on a device fd opened through a
- * /dev/vfio/<id> group (vfio_device_ops.modern_ioctl).  The seed ABI's
+ * /dev/vfio/<id> group (vfio_device_ops.container_ioctl).  The seed ABI's
  * ioctls are in vfio_pci.c; both drive the same device state.
  *
  * The numbers differ from the seed ABI's: region 8 is VGA (always empty
@@ -20,7 +20,7 @@
 static_assert(VFIO_PCI_NUM_REGIONS == 9);
 static_assert(VFIO_PCI_NUM_IRQS == 5);
 
-static enum vfio_pci_irq_type vfio_pci_m_type(u32 index)
+static enum vfio_pci_irq_type vfio_pci_container_type(u32 index)
 {
 	switch (index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:
@@ -33,8 +33,8 @@ static enum vfio_pci_irq_type vfio_pci_m_type(u32 index)
 	return VFIO_PCI_IRQ_NONE;
 }
 
-/* IRQs of a modern index (< VFIO_PCI_NUM_IRQS); 0: the index is absent. */
-static u32 vfio_pci_m_irq_count(struct vfio_pci_device *vdev, u32 index)
+/* IRQs of a container-ABI index (< VFIO_PCI_NUM_IRQS); 0: the index is absent. */
+static u32 vfio_pci_container_irq_count(struct vfio_pci_device *vdev, u32 index)
 {
 	switch (index) {
 	case VFIO_PCI_ERR_IRQ_INDEX:
@@ -43,18 +43,18 @@ static u32 vfio_pci_m_irq_count(struct vfio_pci_device *vdev, u32 index)
 	case VFIO_PCI_REQ_IRQ_INDEX:
 		return 1;
 	}
-	return vfio_pci_vec_count(vdev, vfio_pci_m_type(index));
+	return vfio_pci_vec_count(vdev, vfio_pci_container_type(index));
 }
 
 /*
  * The ioctls work on the core's kernel copy of their argument (struct
- * vfio_ioctl_desc, vfio_pci_modern_ioctls below): *len bytes in, *len
+ * vfio_ioctl_desc, vfio_pci_container_ioctls below): *len bytes in, *len
  * bytes back out on success.
  */
 
 #define VFIO_PCI_M_INFO_CAPSZ offsetofend(struct vfio_device_info, cap_offset)
 
-static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
+static long vfio_pci_container_get_info(struct vfio_pci_device *vdev,
 				struct vfio_device_info *info, u32 *len)
 {
 	/* We have no device capability; a caller who knows the field sees 0. */
@@ -71,7 +71,7 @@ static long vfio_pci_m_get_info(struct vfio_pci_device *vdev,
 }
 
 /* As vfio_pci_mmap() will allow: a whole-page memory BAR we mapped. */
-static bool vfio_pci_m_bar_mmap(struct vfio_pci_device *vdev, u32 bar)
+static bool vfio_pci_container_bar_mmap(struct vfio_pci_device *vdev, u32 bar)
 {
 	struct pci_dev *pdev = vdev->pdev;
 
@@ -102,7 +102,7 @@ static bool vfio_pci_m_bar_mmap(struct vfio_pci_device *vdev, u32 bar)
  * but keeps a cooperating user from touching the table behind the
  * kernel's back on a platform where its contents matter.
  */
-static size_t vfio_pci_m_msix_cap(struct vfio_pci_device *vdev, u64 bar_size,
+static size_t vfio_pci_container_msix_cap(struct vfio_pci_device *vdev, u64 bar_size,
 				  u64 *buf)
 {
 	struct vfio_region_info_cap_sparse_mmap *sparse = (void *)buf;
@@ -128,7 +128,7 @@ static size_t vfio_pci_m_msix_cap(struct vfio_pci_device *vdev, u64 bar_size,
 	return sizeof(*sparse) + n * sizeof(sparse->areas[0]);
 }
 
-static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
+static long vfio_pci_container_get_region_info(struct vfio_pci_device *vdev,
 				       struct vfio_region_info *arg, u32 *len)
 {
 	u64 capbuf[VFIO_PCI_M_CAP_MAX / sizeof(u64)];
@@ -164,12 +164,12 @@ static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
 		/* I/O BARs too: read/write reach them, mmap cannot. */
 		info.flags = VFIO_REGION_INFO_FLAG_READ |
 			     VFIO_REGION_INFO_FLAG_WRITE;
-		if (!vfio_pci_m_bar_mmap(vdev, info.index))
+		if (!vfio_pci_container_bar_mmap(vdev, info.index))
 			break;
 		info.flags |= VFIO_REGION_INFO_FLAG_MMAP;
 		/* msix_bar is set at open and stable while the fd is. */
 		if (info.index == vdev->msix_bar)
-			capsz = vfio_pci_m_msix_cap(vdev, info.size, capbuf);
+			capsz = vfio_pci_container_msix_cap(vdev, info.size, capbuf);
 		break;
 	}
 
@@ -189,7 +189,7 @@ static long vfio_pci_m_get_region_info(struct vfio_pci_device *vdev,
 	return 0;
 }
 
-static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
+static long vfio_pci_container_get_irq_info(struct vfio_pci_device *vdev,
 				    struct vfio_irq_info *info, u32 *len)
 {
 	if (info->index >= VFIO_PCI_NUM_IRQS)
@@ -198,7 +198,7 @@ static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
 	if (info->index == VFIO_PCI_ERR_IRQ_INDEX && !pci_is_pcie(vdev->pdev))
 		return -EINVAL;
 
-	info->count = vfio_pci_m_irq_count(vdev, info->index);
+	info->count = vfio_pci_container_irq_count(vdev, info->index);
 	info->flags = VFIO_IRQ_INFO_EVENTFD;
 	if (info->index == VFIO_PCI_INTX_IRQ_INDEX)
 		info->flags |= VFIO_IRQ_INFO_MASKABLE |
@@ -210,7 +210,7 @@ static long vfio_pci_m_get_irq_info(struct vfio_pci_device *vdev,
 
 /* ---------------- VFIO_DEVICE_SET_IRQS --------------------------------- */
 
-static int vfio_pci_m_intx_mask(struct vfio_pci_device *vdev,
+static int vfio_pci_container_intx_mask(struct vfio_pci_device *vdev,
 				const struct vfio_irq_set *hdr, u32 dtype,
 				const void *data)
 {
@@ -227,7 +227,7 @@ static int vfio_pci_m_intx_mask(struct vfio_pci_device *vdev,
 	return -EINVAL;
 }
 
-static int vfio_pci_m_intx_unmask(struct vfio_pci_device *vdev,
+static int vfio_pci_container_intx_unmask(struct vfio_pci_device *vdev,
 				  const struct vfio_irq_set *hdr, u32 dtype,
 				  const void *data)
 {
@@ -244,7 +244,7 @@ static int vfio_pci_m_intx_unmask(struct vfio_pci_device *vdev,
 }
 
 /* ACTION_TRIGGER of INTx, MSI or MSI-X (@type). */
-static int vfio_pci_m_trigger(struct vfio_pci_device *vdev,
+static int vfio_pci_container_trigger(struct vfio_pci_device *vdev,
 			      enum vfio_pci_irq_type type,
 			      const struct vfio_irq_set *hdr, u32 dtype,
 			      const void *data)
@@ -274,7 +274,7 @@ static int vfio_pci_m_trigger(struct vfio_pci_device *vdev,
 }
 
 /* ACTION_TRIGGER of ERR or REQ: one eventfd, loopback for testing. */
-static int vfio_pci_m_notify(struct vfio_pci_device *vdev,
+static int vfio_pci_container_notify(struct vfio_pci_device *vdev,
 			     enum vfio_pci_notify which,
 			     const struct vfio_irq_set *hdr, u32 dtype,
 			     const void *data)
@@ -301,7 +301,7 @@ static int vfio_pci_m_notify(struct vfio_pci_device *vdev,
 	return vfio_pci_notify_set_fd(vdev, which, *(const s32 *)data);
 }
 
-static int vfio_pci_m_set_irqs_locked(struct vfio_pci_device *vdev,
+static int vfio_pci_container_set_irqs_locked(struct vfio_pci_device *vdev,
 				      const struct vfio_irq_set *hdr,
 				      const void *data)
 {
@@ -313,26 +313,26 @@ static int vfio_pci_m_set_irqs_locked(struct vfio_pci_device *vdev,
 	switch (hdr->index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_MASK)
-			return vfio_pci_m_intx_mask(vdev, hdr, dtype, data);
+			return vfio_pci_container_intx_mask(vdev, hdr, dtype, data);
 		if (action == VFIO_IRQ_SET_ACTION_UNMASK)
-			return vfio_pci_m_intx_unmask(vdev, hdr, dtype, data);
+			return vfio_pci_container_intx_unmask(vdev, hdr, dtype, data);
 		fallthrough;
 	case VFIO_PCI_MSI_IRQ_INDEX:
 	case VFIO_PCI_MSIX_IRQ_INDEX:
 		/* MSI masking is not offered, as upstream. */
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
-			return vfio_pci_m_trigger(vdev,
-						  vfio_pci_m_type(hdr->index),
+			return vfio_pci_container_trigger(vdev,
+						  vfio_pci_container_type(hdr->index),
 						  hdr, dtype, data);
 		break;
 	case VFIO_PCI_ERR_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
-			return vfio_pci_m_notify(vdev, VFIO_PCI_NOTIFY_ERR,
+			return vfio_pci_container_notify(vdev, VFIO_PCI_NOTIFY_ERR,
 						 hdr, dtype, data);
 		break;
 	case VFIO_PCI_REQ_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
-			return vfio_pci_m_notify(vdev, VFIO_PCI_NOTIFY_REQ,
+			return vfio_pci_container_notify(vdev, VFIO_PCI_NOTIFY_REQ,
 						 hdr, dtype, data);
 		break;
 	}
@@ -347,7 +347,7 @@ static int vfio_pci_m_set_irqs_locked(struct vfio_pci_device *vdev,
  * has more vectors than MSI-X's 2048.  The ioctl checks again against
  * the device.
  */
-static u32 vfio_pci_m_set_irqs_datasz(const void *arg)
+static u32 vfio_pci_container_set_irqs_datasz(const void *arg)
 {
 	const struct vfio_irq_set *hdr = arg;
 	u32 data_size;
@@ -359,7 +359,7 @@ static u32 vfio_pci_m_set_irqs_datasz(const void *arg)
 	return data_size;
 }
 
-static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
+static long vfio_pci_container_set_irqs(struct vfio_pci_device *vdev,
 				struct vfio_irq_set *hdr, u32 *len)
 {
 	u32 data_size, max = 0;
@@ -367,7 +367,7 @@ static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
 
 	/* The counts are the device's, fixed: no lock needed. */
 	if (hdr->index < VFIO_PCI_NUM_IRQS)
-		max = vfio_pci_m_irq_count(vdev, hdr->index);
+		max = vfio_pci_container_irq_count(vdev, hdr->index);
 	ret = vfio_pci_irq_set_check(hdr->argsz, hdr->flags, hdr->index,
 				     hdr->start, hdr->count, VFIO_PCI_NUM_IRQS,
 				     max, &data_size);
@@ -378,7 +378,7 @@ static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
 	*len = 0;
 
 	mutex_lock(&vdev->lock);
-	ret = vfio_pci_m_set_irqs_locked(vdev, hdr, hdr->data);
+	ret = vfio_pci_container_set_irqs_locked(vdev, hdr, hdr->data);
 	mutex_unlock(&vdev->lock);
 	return ret;
 }
@@ -391,33 +391,33 @@ static long vfio_pci_m_set_irqs(struct vfio_pci_device *vdev,
  * -ENODEV is what upstream returns when neither a slot nor a bus reset is
  * possible, after the same argument checks (argsz in the core).
  */
-static long vfio_pci_m_hot_reset(struct vfio_pci_hot_reset *hdr)
+static long vfio_pci_container_hot_reset(struct vfio_pci_hot_reset *hdr)
 {
 	if (hdr->flags)
 		return -EINVAL;
 	return -ENODEV;
 }
 
-long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
+long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len)
 {
 	struct vfio_pci_device *vdev = device_data;
 
 	switch (cmd) {
 	case VFIO_DEVICE_GET_INFO:
-		return vfio_pci_m_get_info(vdev, arg, len);
+		return vfio_pci_container_get_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_REGION_INFO:
-		return vfio_pci_m_get_region_info(vdev, arg, len);
+		return vfio_pci_container_get_region_info(vdev, arg, len);
 	case VFIO_DEVICE_GET_IRQ_INFO:
-		return vfio_pci_m_get_irq_info(vdev, arg, len);
+		return vfio_pci_container_get_irq_info(vdev, arg, len);
 	case VFIO_DEVICE_SET_IRQS:
-		return vfio_pci_m_set_irqs(vdev, arg, len);
+		return vfio_pci_container_set_irqs(vdev, arg, len);
 	case VFIO_DEVICE_RESET:
 		return vfio_pci_reset(vdev);
 	case VFIO_DEVICE_GET_PCI_HOT_RESET_INFO:
 		return -ENODEV;
 	case VFIO_DEVICE_PCI_HOT_RESET:
-		return vfio_pci_m_hot_reset(arg);
+		return vfio_pci_container_hot_reset(arg);
 	}
 	return -ENOTTY;
 }
@@ -427,7 +427,7 @@ long vfio_pci_modern_ioctl(void *device_data, unsigned int cmd, void *arg,
  * (DEVICE_FEATURE, IOEVENTFD, QUERY_GFX_PLANE, ...) is not offered and
  * gets -ENOTTY from the core.
  */
-const struct vfio_ioctl_desc vfio_pci_modern_ioctls[] = {
+const struct vfio_ioctl_desc vfio_pci_container_ioctls[] = {
 	{ VFIO_DEVICE_GET_INFO,
 	  offsetofend(struct vfio_device_info, num_irqs),
 	  VFIO_PCI_M_INFO_CAPSZ },
@@ -437,7 +437,7 @@ const struct vfio_ioctl_desc vfio_pci_modern_ioctls[] = {
 	{ VFIO_DEVICE_GET_IRQ_INFO,
 	  offsetofend(struct vfio_irq_info, count) },
 	{ VFIO_DEVICE_SET_IRQS, VFIO_PCI_M_SET_IRQS_MINSZ, 0,
-	  vfio_pci_m_set_irqs_datasz },
+	  vfio_pci_container_set_irqs_datasz },
 	{ VFIO_DEVICE_RESET },
 	{ VFIO_DEVICE_GET_PCI_HOT_RESET_INFO,
 	  offsetofend(struct vfio_pci_hot_reset_info, count) },

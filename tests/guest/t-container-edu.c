@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * t-modern-edu: a user program of today's VFIO ABI, built against the
+ * t-container-edu: a user program of today's VFIO ABI, built against the
  * distribution's own <linux/vfio.h>, driving QEMU's edu end to end the
  * way a real user does: container, group node, device fd; BAR0 through
  * read/write and mmap; a DMA round trip through an IOVA; MSI and INTx
@@ -20,24 +20,24 @@
 #include <linux/vfio.h>
 
 #include "vt.h"
-#include "vtmodern.h"
+#include "vtcontainer.h"
 
 #define IOVA		0x200000ULL	/* edu masks DMA addresses to 28 bits */
 #define REQ_WAIT_MS	10000
 #define UNBIND_WAIT_MS	10000
 
-static void dev_open(struct vt *t, struct vtm_dev *d, const char *dev)
+static void dev_open(struct vt *t, struct vtc_dev *d, const char *dev)
 {
-	VT_CHECKF(t, vtm_open_dev(d, dev, 0) == 0, "open %s through "
+	VT_CHECKF(t, vtc_open_dev(d, dev, 0) == 0, "open %s through "
 		  "/dev/vfio/vfio and its group node: %s", dev,
 		  strerror(errno));
 }
 
-static void edu_open(struct vt *t, struct vtm_dev *d, struct vt_edu *e,
+static void edu_open(struct vt *t, struct vtc_dev *d, struct vt_edu *e,
 		     const char *dev)
 {
 	dev_open(t, d, dev);
-	VT_CHECKF(t, vtm_edu_init(e, d->device_fd) == 0, "edu %s: %s", dev,
+	VT_CHECKF(t, vtc_edu_init(e, d->device_fd) == 0, "edu %s: %s", dev,
 		  strerror(errno));
 }
 
@@ -73,7 +73,7 @@ static void check_irq_info(struct vt *t, int fd, uint32_t index,
 {
 	struct vfio_irq_info info;
 
-	VT_OK(t, vtm_irq_info(fd, index, &info));
+	VT_OK(t, vtc_irq_info(fd, index, &info));
 	VT_CHECKF(t, info.count == count, "IRQ index %u: count %u, want %u",
 		  index, info.count, count);
 	VT_CHECKF(t, (info.flags & flags) == flags, "IRQ index %u: flags "
@@ -86,14 +86,14 @@ static void test_bar0(struct vt *t, void *arg)
 {
 	struct vfio_region_info r;
 	volatile uint32_t *bar;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	uint64_t size = 0;
 	uint32_t id = 0;
 
 	(void)arg;
 	edu_open(t, &d, &e, VT_EDU0);
-	VT_OK(t, vtm_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
+	VT_OK(t, vtc_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
 	VT_CHECKF(t, r.size == VT_EDU_BAR_SIZE, "BAR0 size 0x%llx",
 		  (unsigned long long)r.size);
 	VT_CHECKF(t, (r.flags & (VFIO_REGION_INFO_FLAG_READ |
@@ -113,7 +113,7 @@ static void test_bar0(struct vt *t, void *arg)
 		  "liveness register reads 0x%08x", rd(t, &e, VT_EDU_LIVE));
 
 	/* mmap of the same */
-	bar = vtm_mmap_region(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &size);
+	bar = vtc_mmap_region(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &size);
 	VT_CHECKF(t, bar, "mmap BAR0: %s", strerror(errno));
 	VT_CHECKF(t, bar[VT_EDU_ID / 4] == VT_EDU_ID_VALUE, "mmap'ed ID 0x%08x",
 		  bar[VT_EDU_ID / 4]);
@@ -133,7 +133,7 @@ static void test_bar0(struct vt *t, void *arg)
 	VT_CHECKF(t, bar[VT_EDU_FACT / 4] == 120, "5! = %u",
 		  bar[VT_EDU_FACT / 4]);
 	munmap((void *)bar, size);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- DMA --------------------------------------------------------------------- */
@@ -141,7 +141,7 @@ static void test_bar0(struct vt *t, void *arg)
 static void test_dma_round_trip(struct vt *t, void *arg)
 {
 	const uint32_t len = 4000;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	uint8_t *buf;
 	uint32_t i;
@@ -155,7 +155,7 @@ static void test_dma_round_trip(struct vt *t, void *arg)
 	for (i = 0; i < PG; i++)
 		buf[i] = (uint8_t)(i ^ (i >> 8) ^ 0x3c);
 	memset(buf + PG, 0xee, PG);
-	VT_OK(t, vtm_map(d.container_fd, buf, IOVA, 2 * PG, 0));
+	VT_OK(t, vtc_map(d.container_fd, buf, IOVA, 2 * PG, 0));
 
 	/* RAM -> edu's buffer -> RAM at another IOVA */
 	VT_CHECKF(t, vt_edu_dma(&e, 0, IOVA, len) == 0, "DMA from IOVA "
@@ -177,8 +177,8 @@ static void test_dma_round_trip(struct vt *t, void *arg)
 		  strerror(errno));
 	VT_CHECKF(t, vt_fill_diff(buf + PG, 64, 0x77) < 0,
 		  "second transfer did not land");
-	VT_OK(t, vtm_unmap(d.container_fd, IOVA, 2 * PG, NULL));
-	vtm_close_dev(&d);
+	VT_OK(t, vtc_unmap(d.container_fd, IOVA, 2 * PG, NULL));
+	vtc_close_dev(&d);
 	munmap(buf, 2 * PG);
 }
 
@@ -186,7 +186,7 @@ static void test_dma_round_trip(struct vt *t, void *arg)
 
 static void test_msi(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	int32_t efd;
 	uint64_t n;
@@ -197,7 +197,7 @@ static void test_msi(struct vt *t, void *arg)
 	check_irq_info(t, d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 1,
 		       VFIO_IRQ_INFO_EVENTFD);
 	efd = efd_new(t);
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
 				      1, &efd));
 	for (i = 0; i < 3; i++) {
 		VT_CHECKF(t, !vt_fired(efd, 0), "eventfd set before raise %d",
@@ -213,19 +213,19 @@ static void test_msi(struct vt *t, void *arg)
 		edu_ack(t, &e);
 	}
 	/* Loopback: ACTION_TRIGGER with DATA_NONE fires the vector. */
-	VT_OK(t, vtm_irq_action(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+	VT_OK(t, vtc_irq_action(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 				VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1));
 	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
 		  "software trigger did not fire");
 
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, VFIO_PCI_MSI_IRQ_INDEX, 0,
 				      0, NULL));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
 	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
 		  "MSI after it was disabled");
 	edu_ack(t, &e);
 	close(efd);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /*
@@ -237,7 +237,7 @@ static void test_msi(struct vt *t, void *arg)
 static void test_intx_mask(struct vt *t, void *arg)
 {
 	const int fd_index = VFIO_PCI_INTX_IRQ_INDEX;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	int32_t efd;
 
@@ -246,7 +246,7 @@ static void test_intx_mask(struct vt *t, void *arg)
 	check_irq_info(t, d.device_fd, fd_index, 1, VFIO_IRQ_INFO_EVENTFD |
 		       VFIO_IRQ_INFO_MASKABLE | VFIO_IRQ_INFO_AUTOMASKED);
 	efd = efd_new(t);
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, fd_index, 0, 1, &efd));
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, fd_index, 0, 1, &efd));
 
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
 	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no INTx within %d ms",
@@ -255,7 +255,7 @@ static void test_intx_mask(struct vt *t, void *arg)
 	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
 		  "INTx fired again while masked");
 	edu_ack(t, &e);
-	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
+	VT_OK(t, vtc_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
 	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
 		  "INTx after ack and unmask");
@@ -264,32 +264,32 @@ static void test_intx_mask(struct vt *t, void *arg)
 	wr(t, &e, VT_EDU_IRQ_RAISE, 2);
 	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no second INTx");
 	edu_ack(t, &e);
-	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
+	VT_OK(t, vtc_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
 
 	/* User mask: held back, then delivered by the unmask. */
-	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
+	VT_OK(t, vtc_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_MASK, 0, 1));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 4);
 	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
 		  "INTx fired while masked by the "
 		  "user");
-	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
+	VT_OK(t, vtc_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
 	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS),
 		  "pending INTx not delivered on "
 		  "unmask");
 	edu_ack(t, &e);
-	VT_OK(t, vtm_irq_action(d.device_fd, fd_index,
+	VT_OK(t, vtc_irq_action(d.device_fd, fd_index,
 				VFIO_IRQ_SET_ACTION_UNMASK, 0, 1));
 
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, fd_index, 0, 0, NULL));
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, fd_index, 0, 0, NULL));
 	wr(t, &e, VT_EDU_IRQ_RAISE, 1);
 	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS),
 		  "INTx after it was disabled");
 	edu_ack(t, &e);
 	close(efd);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- REQ on unbind --------------------------------------------------------------- */
@@ -311,14 +311,14 @@ static void *unbind_thread(void *arg)
 
 static void rebind(struct vt *t, const char *dev, const char *node)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 
 	VT_CHECKF(t, vt_bind_vfio(dev) == 0, "rebind %s to vfio: %s", dev,
 		  strerror(errno));
 	VT_CHECKF(t, vt_wait_path(node, 1, 3000) == 0, "%s not back after "
 		  "rebinding", node);
 	dev_open(t, &d, dev);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /*
@@ -331,7 +331,7 @@ static void test_req_on_unbind(struct vt *t, void *arg)
 {
 	struct unbinder u = { .dev = VT_EDU1 };
 	char node[64], drv[64];
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t efd;
 	int started;
 
@@ -341,16 +341,16 @@ static void test_req_on_unbind(struct vt *t, void *arg)
 	check_irq_info(t, d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 1,
 		       VFIO_IRQ_INFO_EVENTFD);
 	efd = efd_new(t);
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 0,
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 0,
 				      1, &efd));
 
 	started = pthread_create(&u.thread, NULL, unbind_thread, &u) == 0;
 	if (!started) {
-		vtm_close_dev(&d);
+		vtc_close_dev(&d);
 		vt_fail(t, __FILE__, __LINE__, "pthread_create failed");
 	}
 	if (!vt_fired(efd, REQ_WAIT_MS)) {
-		vtm_close_dev(&d);
+		vtc_close_dev(&d);
 		pthread_join(u.thread, NULL);
 		rebind(t, VT_EDU1, node);
 		vt_fail(t, __FILE__, __LINE__, "no REQ within %d ms of the "
@@ -360,7 +360,7 @@ static void test_req_on_unbind(struct vt *t, void *arg)
 	close(d.device_fd);
 	d.device_fd = -1;
 	pthread_join(u.thread, NULL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 	close(efd);
 	if (u.ret) {
 		rebind(t, VT_EDU1, node);
@@ -378,7 +378,7 @@ static void test_req_on_unbind(struct vt *t, void *arg)
 
 int main(void)
 {
-	struct vt t = { .prog = "t-modern-edu" };
+	struct vt t = { .prog = "t-container-edu" };
 
 	VT_RUN_CLOSE(&t, test_bar0);
 	VT_RUN_CLOSE(&t, test_dma_round_trip);

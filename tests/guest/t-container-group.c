@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * t-modern-group: the group nodes /dev/vfio/N of today's VFIO ABI (N the
+ * t-container-group: the group nodes /dev/vfio/N of today's VFIO ABI (N the
  * IOMMU group id), as upstream drivers/vfio/group.c defines them:
  * GET_STATUS, SET/UNSET_CONTAINER and their errors, GET_DEVICE_FD,
  * single open, the node permissions (a user given both nodes drives the
@@ -24,7 +24,7 @@
 #include <linux/vfio.h>
 
 #include "vt.h"
-#include "vtmodern.h"
+#include "vtcontainer.h"
 
 #define IOVA		0x100000ULL
 #define VFIO_MINOR	196		/* misc minor of /dev/vfio/vfio */
@@ -43,16 +43,16 @@
 
 static int container_open(struct vt *t)
 {
-	int fd = vtm_open_container();
+	int fd = vtc_open_container();
 
-	VT_CHECKF(t, fd >= 0, "open %s: %s", VTM_CONTAINER_PATH,
+	VT_CHECKF(t, fd >= 0, "open %s: %s", VTC_CONTAINER_PATH,
 		  strerror(errno));
 	return fd;
 }
 
 static int group_open(struct vt *t, const char *dev)
 {
-	int fd = vtm_open_group_of(dev);
+	int fd = vtc_open_group_of(dev);
 
 	VT_CHECKF(t, fd >= 0, "open /dev/vfio/%d (group of %s): %s",
 		  vt_group_id(dev), dev, strerror(errno));
@@ -63,7 +63,7 @@ static void check_status(struct vt *t, int group, uint32_t want)
 {
 	uint32_t flags = ~0u;
 
-	VT_OK(t, vtm_group_status(group, &flags));
+	VT_OK(t, vtc_group_status(group, &flags));
 	VT_CHECKF(t, flags == want, "GROUP_GET_STATUS flags 0x%x, want 0x%x",
 		  flags, want);
 }
@@ -89,14 +89,14 @@ static void test_status(struct vt *t, void *arg)
 	check_status(t, group, VIABLE);
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_STATUS, &st), EINVAL);
 	container = container_open(t);
-	VT_OK(t, vtm_set_container(group, container));
+	VT_OK(t, vtc_set_container(group, container));
 	check_status(t, group, VIABLE | CONTAINER_SET);
-	VT_OK(t, vtm_set_iommu(container, 0));
+	VT_OK(t, vtc_set_iommu(container, 0));
 	check_status(t, group, VIABLE | CONTAINER_SET);
 	/* The group holds the container: its fd may go first. */
 	close(container);
 	check_status(t, group, VIABLE | CONTAINER_SET);
-	VT_OK(t, vtm_unset_container(group));
+	VT_OK(t, vtc_unset_container(group));
 	check_status(t, group, VIABLE);
 	close(group);
 }
@@ -121,25 +121,25 @@ static void test_set_container_errors(struct vt *t, void *arg)
 	closed = VT_OK(t, dup(null));
 	close(closed);
 
-	VT_ERRNO(t, vtm_set_container(group, -1), EBADF);
-	VT_ERRNO(t, vtm_set_container(group, closed), EBADF);
-	VT_ERRNO(t, vtm_set_container(group, null), EBADFD);
-	VT_ERRNO(t, vtm_set_container(group, efd), EBADFD);
-	VT_ERRNO(t, vtm_set_container(group, other), EBADFD);
-	VT_ERRNO(t, vtm_set_container(group, group), EBADFD);
+	VT_ERRNO(t, vtc_set_container(group, -1), EBADF);
+	VT_ERRNO(t, vtc_set_container(group, closed), EBADF);
+	VT_ERRNO(t, vtc_set_container(group, null), EBADFD);
+	VT_ERRNO(t, vtc_set_container(group, efd), EBADFD);
+	VT_ERRNO(t, vtc_set_container(group, other), EBADFD);
+	VT_ERRNO(t, vtc_set_container(group, group), EBADFD);
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_SET_CONTAINER, NULL), EFAULT);
 	check_status(t, group, VIABLE);
 
 	container = container_open(t);
 	c2 = container_open(t);
-	VT_OK(t, vtm_set_container(group, container));
-	VT_ERRNO(t, vtm_set_container(group, container), EINVAL);
-	VT_ERRNO(t, vtm_set_container(group, c2), EINVAL);
+	VT_OK(t, vtc_set_container(group, container));
+	VT_ERRNO(t, vtc_set_container(group, container), EINVAL);
+	VT_ERRNO(t, vtc_set_container(group, c2), EINVAL);
 	check_status(t, group, VIABLE | CONTAINER_SET);
-	VT_OK(t, vtm_unset_container(group));
+	VT_OK(t, vtc_unset_container(group));
 	/* and free to join another one now */
-	VT_OK(t, vtm_set_container(group, c2));
-	VT_OK(t, vtm_unset_container(group));
+	VT_OK(t, vtc_set_container(group, c2));
+	VT_OK(t, vtc_unset_container(group));
 	close(c2);
 	close(container);
 	close(efd);
@@ -154,11 +154,11 @@ static void test_unset_without_container(struct vt *t, void *arg)
 
 	(void)arg;
 	group = group_open(t, VT_EDU0);
-	VT_ERRNO(t, vtm_unset_container(group), EINVAL);
+	VT_ERRNO(t, vtc_unset_container(group), EINVAL);
 	container = container_open(t);
-	VT_OK(t, vtm_set_container(group, container));
-	VT_OK(t, vtm_unset_container(group));
-	VT_ERRNO(t, vtm_unset_container(group), EINVAL);
+	VT_OK(t, vtc_set_container(group, container));
+	VT_OK(t, vtc_unset_container(group));
+	VT_ERRNO(t, vtc_unset_container(group), EINVAL);
 	close(container);
 	close(group);
 }
@@ -166,18 +166,18 @@ static void test_unset_without_container(struct vt *t, void *arg)
 /* A device fd is a user of the container: UNSET is EBUSY until it goes. */
 static void test_unset_busy(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 
 	(void)arg;
-	VT_CHECKF(t, vtm_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
+	VT_CHECKF(t, vtc_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
 		  VT_EDU0, strerror(errno));
-	VT_ERRNO(t, vtm_unset_container(d.group_fd), EBUSY);
+	VT_ERRNO(t, vtc_unset_container(d.group_fd), EBUSY);
 	check_status(t, d.group_fd, VIABLE | CONTAINER_SET);
 	close(d.device_fd);
 	d.device_fd = -1;
-	VT_OK(t, vtm_unset_container(d.group_fd));
+	VT_OK(t, vtc_unset_container(d.group_fd));
 	check_status(t, d.group_fd, VIABLE);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- GET_DEVICE_FD -------------------------------------------------------- */
@@ -211,13 +211,13 @@ static void *window_unbind_thread(void *arg)
 static void test_unset_during_release(struct vt *t, void *arg)
 {
 	struct window_unbind u = { 0 };
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t req;
 
 	(void)arg;
-	VT_OK(t, vtm_open_dev(&d, VT_EDU1, 0));
+	VT_OK(t, vtc_open_dev(&d, VT_EDU1, 0));
 	req = VT_OK(t, eventfd(0, EFD_CLOEXEC));
-	VT_OK(t, vtm_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 0,
+	VT_OK(t, vtc_set_irq_eventfds(d.device_fd, VFIO_PCI_REQ_IRQ_INDEX, 0,
 				      1, &req));
 	VT_CHECKF(t, pthread_create(&u.thread, NULL, window_unbind_thread,
 				    &u) == 0, "pthread_create failed");
@@ -228,17 +228,17 @@ static void test_unset_during_release(struct vt *t, void *arg)
 			strerror(errno));
 	}
 	errno = 0;
-	VT_CHECKF(t, vtm_unset_container(d.group_fd) < 0 && errno == EBUSY,
+	VT_CHECKF(t, vtc_unset_container(d.group_fd) < 0 && errno == EBUSY,
 		  "UNSET_CONTAINER during the release window: %s, not EBUSY",
 		  errno ? strerror(errno) : "success");
-	VT_CHECKF(t, vtm_device_fd(d.group_fd, VT_EDU1) < 0 && errno == ENODEV,
+	VT_CHECKF(t, vtc_device_fd(d.group_fd, VT_EDU1) < 0 && errno == ENODEV,
 		  "GET_DEVICE_FD of the leaving device: %s, not ENODEV",
 		  strerror(errno));
 	close(d.device_fd);
 	d.device_fd = -1;
 	pthread_join(u.thread, NULL);
 	VT_CHECKF(t, u.ret == 0, "unbind: %s", strerror(u.err));
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 	VT_CHECKF(t, vt_bind_vfio(VT_EDU1) == 0, "rebind %s: %s", VT_EDU1,
 		  strerror(errno));
 }
@@ -254,29 +254,29 @@ static void test_get_device_fd(struct vt *t, void *arg)
 
 	(void)arg;
 	group = group_open(t, VT_EDU0);
-	VT_ERRNO(t, vtm_device_fd(group, VT_EDU0), EINVAL);
-	VT_ERRNO(t, vtm_device_fd(group, VT_EDU1), ENODEV);
+	VT_ERRNO(t, vtc_device_fd(group, VT_EDU0), EINVAL);
+	VT_ERRNO(t, vtc_device_fd(group, VT_EDU1), ENODEV);
 	container = container_open(t);
-	VT_OK(t, vtm_set_container(group, container));
-	VT_ERRNO(t, vtm_device_fd(group, VT_EDU0), EINVAL);
-	VT_OK(t, vtm_set_iommu(container, 0));
+	VT_OK(t, vtc_set_container(group, container));
+	VT_ERRNO(t, vtc_device_fd(group, VT_EDU0), EINVAL);
+	VT_OK(t, vtc_set_iommu(container, 0));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
-		fd = vtm_device_fd(group, bad[i]);
+		fd = vtc_device_fd(group, bad[i]);
 		VT_CHECKF(t, fd == -1 && errno == ENODEV, "GET_DEVICE_FD "
 			  "\"%s\": %d/%s, want -1/ENODEV", bad[i], fd,
 			  strerror(errno));
 	}
 	VT_ERRNO(t, ioctl(group, VFIO_GROUP_GET_DEVICE_FD, NULL), EFAULT);
 
-	fd = VT_OK(t, vtm_device_fd(group, VT_EDU0));
+	fd = VT_OK(t, vtc_device_fd(group, VT_EDU0));
 	flags = VT_OK(t, fcntl(fd, F_GETFD));
 	VT_CHECKF(t, flags & FD_CLOEXEC, "device fd without FD_CLOEXEC");
 	flags = VT_OK(t, fcntl(fd, F_GETFL));
 	VT_CHECKF(t, (flags & O_ACCMODE) == O_RDWR, "device fd flags 0x%x",
 		  flags);
 	/* Upstream counts opens: a second fd of the same device is fine. */
-	fd2 = VT_OK(t, vtm_device_fd(group, VT_EDU0));
+	fd2 = VT_OK(t, vtc_device_fd(group, VT_EDU0));
 	VT_CHECKF(t, fd2 != fd, "same fd twice");
 	close(fd2);
 	close(fd);
@@ -291,7 +291,7 @@ static void test_get_device_fd(struct vt *t, void *arg)
  */
 static void test_device_holds_group(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	uint8_t *buf;
 	int again;
 
@@ -300,19 +300,19 @@ static void test_device_holds_group(struct vt *t, void *arg)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
 	buf[0] = 1;
-	VT_CHECKF(t, vtm_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
+	VT_CHECKF(t, vtc_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
 		  VT_EDU0, strerror(errno));
 	close(d.group_fd);
 	d.group_fd = -1;
-	VT_ERRNO(t, vtm_open_group_of(VT_EDU0), EBUSY);
-	VT_OK(t, vtm_map(d.container_fd, buf, IOVA, PG, 0));
-	VT_OK(t, vtm_unmap(d.container_fd, IOVA, PG, NULL));
+	VT_ERRNO(t, vtc_open_group_of(VT_EDU0), EBUSY);
+	VT_OK(t, vtc_map(d.container_fd, buf, IOVA, PG, 0));
+	VT_OK(t, vtc_unmap(d.container_fd, IOVA, PG, NULL));
 	close(d.device_fd);
 	d.device_fd = -1;
-	again = VT_OK(t, vtm_open_group_of(VT_EDU0));
+	again = VT_OK(t, vtc_open_group_of(VT_EDU0));
 	check_status(t, again, VIABLE);
 	close(again);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 	munmap(buf, PG);
 }
 
@@ -325,7 +325,7 @@ static void test_single_open(struct vt *t, void *arg)
 
 	(void)arg;
 	a = group_open(t, VT_EDU0);
-	VT_ERRNO(t, vtm_open_group_of(VT_EDU0), EBUSY);
+	VT_ERRNO(t, vtc_open_group_of(VT_EDU0), EBUSY);
 	/* Another group is another story. */
 	b = group_open(t, VT_EDU1);
 	close(b);
@@ -348,32 +348,32 @@ static void test_unknown_ioctl(struct vt *t, void *arg)
 
 /*
  * A group is in use through one ABI at a time: while the seed node is
- * open the modern node is EBUSY and the other way round, and each opens
+ * open the container node is EBUSY and the other way round, and each opens
  * again once the other is closed.
  */
 static void test_cross_abi_exclusion(struct vt *t, void *arg)
 {
-	int g = vt_group_id(VT_EDU0), seed, modern;
+	int g = vt_group_id(VT_EDU0), seed, ctr;
 
 	(void)arg;
 	VT_CHECKF(t, g >= 0, "group of %s: %s", VT_EDU0, strerror(errno));
 	seed = seed_open(g);
 	VT_CHECKF(t, seed >= 0, "open /dev/vfio/pci:%d: %s", g,
 		  strerror(errno));
-	VT_ERRNO(t, vtm_open_group(g, O_RDWR), EBUSY);
+	VT_ERRNO(t, vtc_open_group(g, O_RDWR), EBUSY);
 	close(seed);
 
-	modern = VT_OK(t, vtm_open_group(g, O_RDWR));
+	ctr = VT_OK(t, vtc_open_group(g, O_RDWR));
 	VT_ERRNO(t, seed_open(g), EBUSY);
-	close(modern);
+	close(ctr);
 
 	seed = seed_open(g);
-	VT_CHECKF(t, seed >= 0, "open /dev/vfio/pci:%d after the modern node "
+	VT_CHECKF(t, seed >= 0, "open /dev/vfio/pci:%d after the container node "
 		  "closed: %s", g, strerror(errno));
 	close(seed);
-	modern = VT_OK(t, vtm_open_group(g, O_RDWR));
-	check_status(t, modern, VIABLE);
-	close(modern);
+	ctr = VT_OK(t, vtc_open_group(g, O_RDWR));
+	check_status(t, ctr, VIABLE);
+	close(ctr);
 }
 
 /* ---- the nodes ------------------------------------------------------------ */
@@ -396,14 +396,14 @@ static void child_user_nodes(struct vt *t, void *arg)
 {
 	int g = *(int *)arg, c;
 
-	VT_ERRNO(t, vtm_open_group(g, O_RDWR), EACCES);
-	VT_ERRNO(t, vtm_open_group(g, O_RDONLY), EACCES);
-	c = VT_OK(t, vtm_open_container());
+	VT_ERRNO(t, vtc_open_group(g, O_RDWR), EACCES);
+	VT_ERRNO(t, vtc_open_group(g, O_RDONLY), EACCES);
+	c = VT_OK(t, vtc_open_container());
 	VT_CHECKF(t, ioctl(c, VFIO_GET_API_VERSION) == VFIO_API_VERSION,
 		  "GET_API_VERSION as a user");
 	VT_CHECKF(t, ioctl(c, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) == 1,
 		  "CHECK_EXTENSION(TYPE1v2) as a user");
-	VT_ERRNO(t, vtm_set_iommu(c, 0), EINVAL);
+	VT_ERRNO(t, vtc_set_iommu(c, 0), EINVAL);
 	close(c);
 }
 
@@ -423,11 +423,11 @@ static void test_node_permissions(struct vt *t, void *arg)
 	int g;
 
 	(void)arg;
-	check_node(t, VTM_CONTAINER_PATH, 0666);
-	VT_OK(t, stat(VTM_CONTAINER_PATH, &st));
+	check_node(t, VTC_CONTAINER_PATH, 0666);
+	VT_OK(t, stat(VTC_CONTAINER_PATH, &st));
 	VT_CHECKF(t, major(st.st_rdev) == MISC_MAJOR &&
 		  minor(st.st_rdev) == VFIO_MINOR, "%s is %u:%u, want %d:%d",
-		  VTM_CONTAINER_PATH, major(st.st_rdev), minor(st.st_rdev),
+		  VTC_CONTAINER_PATH, major(st.st_rdev), minor(st.st_rdev),
 		  MISC_MAJOR, VFIO_MINOR);
 	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		g = vt_group_id(devs[i]);
@@ -483,23 +483,23 @@ static void take_nodes(struct owned_node n[2])
 static void child_owner_drives(struct vt *t, void *arg)
 {
 	struct vfio_region_info r;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	uint32_t id = 0;
 	void *buf;
 
 	(void)arg;
-	VT_OK(t, vtm_open_dev(&d, VT_EDU0, VFIO_TYPE1v2_IOMMU));
+	VT_OK(t, vtc_open_dev(&d, VT_EDU0, VFIO_TYPE1v2_IOMMU));
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	VT_CHECKF(t, buf != MAP_FAILED, "mmap: %s", strerror(errno));
-	VT_OK(t, vtm_map(d.container_fd, buf, 0x100000, 4096,
+	VT_OK(t, vtc_map(d.container_fd, buf, 0x100000, 4096,
 			 VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE));
-	VT_OK(t, vtm_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
+	VT_OK(t, vtc_region_info(d.device_fd, VFIO_PCI_BAR0_REGION_INDEX, &r));
 	VT_CHECKF(t, pread(d.device_fd, &id, 4, r.offset + VT_EDU_ID) == 4,
 		  "pread of BAR0: %s", strerror(errno));
 	VT_CHECKF(t, id == VT_EDU_ID_VALUE, "edu ID 0x%08x", id);
-	VT_OK(t, vtm_unmap(d.container_fd, 0x100000, 4096, NULL));
-	vtm_close_dev(&d);
+	VT_OK(t, vtc_unmap(d.container_fd, 0x100000, 4096, NULL));
+	vtc_close_dev(&d);
 	munmap(buf, 4096);
 }
 
@@ -536,7 +536,7 @@ static void test_owner_nodes(struct vt *t, void *arg)
 
 int main(void)
 {
-	struct vt t = { .prog = "t-modern-group" };
+	struct vt t = { .prog = "t-container-group" };
 
 	VT_RUN_CLOSE(&t, test_status);
 	VT_RUN_CLOSE(&t, test_set_container_errors);

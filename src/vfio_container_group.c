@@ -160,7 +160,7 @@ static int vfio_group_get_status(struct vfio_group *group,
 	return copy_to_user(arg, &status, minsz) ? -EFAULT : 0;
 }
 
-static int vfio_group_modern_device_fd(struct file *filep, const char *name)
+static int vfio_container_group_device_fd(struct file *filep, const char *name)
 {
 	struct vfio_group *group = filep->private_data;
 	struct vfio_device *device, *found = NULL;
@@ -192,7 +192,7 @@ out:
 	return ret;
 }
 
-static long vfio_group_modern_ioctl(struct file *filep, unsigned int cmd,
+static long vfio_container_group_ioctl(struct file *filep, unsigned int cmd,
 				    unsigned long arg)
 {
 	struct vfio_group *group = filep->private_data;
@@ -213,14 +213,14 @@ static long vfio_group_modern_ioctl(struct file *filep, unsigned int cmd,
 		name = strndup_user(uarg, PAGE_SIZE);
 		if (IS_ERR(name))
 			return PTR_ERR(name);
-		ret = vfio_group_modern_device_fd(filep, name);
+		ret = vfio_container_group_device_fd(filep, name);
 		kfree(name);
 		return ret;
 	}
 	return -ENOTTY;
 }
 
-static int vfio_group_modern_open(struct inode *inode, struct file *filep)
+static int vfio_container_group_open(struct inode *inode, struct file *filep)
 {
 	struct vfio_group *group;
 	int ret = 0;
@@ -242,7 +242,7 @@ static int vfio_group_modern_open(struct inode *inode, struct file *filep)
 }
 
 /* Only once its device fds are closed: they hold this file. */
-static int vfio_group_modern_release(struct inode *inode, struct file *filep)
+static int vfio_container_group_release(struct inode *inode, struct file *filep)
 {
 	struct vfio_group *group = filep->private_data;
 	struct vfio_iommu *fresh;
@@ -261,11 +261,11 @@ static int vfio_group_modern_release(struct inode *inode, struct file *filep)
 	return 0;
 }
 
-const struct file_operations vfio_modern_group_fops = {
+const struct file_operations vfio_container_group_fops = {
 	.owner		= THIS_MODULE,
-	.open		= vfio_group_modern_open,
-	.release	= vfio_group_modern_release,
-	.unlocked_ioctl	= vfio_group_modern_ioctl,
+	.open		= vfio_container_group_open,
+	.release	= vfio_container_group_release,
+	.unlocked_ioctl	= vfio_container_group_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * t-modern-device: the PCI driver's answers to today's VFIO_DEVICE_*
+ * t-container-device: the PCI driver's answers to today's VFIO_DEVICE_*
  * ioctls, on a device fd opened through /dev/vfio/vfio and a group node
  * /dev/vfio/N, built against the distribution's <linux/vfio.h>: every
  * region's and IRQ index's info, VFIO_DEVICE_SET_IRQS with each data
@@ -21,7 +21,7 @@
 #include <linux/vfio.h>
 
 #include "vt.h"
-#include "vtmodern.h"
+#include "vtcontainer.h"
 
 #define E1000E_VENDOR	0x8086
 #define E1000E_DEVICE	0x10d3
@@ -30,17 +30,17 @@
 #define SET_HDR		((uint32_t)sizeof(struct vfio_irq_set))
 #define PCI_CAP_ID_EXP	0x10
 
-static void dev_open(struct vt *t, struct vtm_dev *d, const char *dev)
+static void dev_open(struct vt *t, struct vtc_dev *d, const char *dev)
 {
-	VT_CHECKF(t, vtm_open_dev(d, dev, 0) == 0, "open %s through "
+	VT_CHECKF(t, vtc_open_dev(d, dev, 0) == 0, "open %s through "
 		  "/dev/vfio/vfio and its group node: %s", dev,
 		  strerror(errno));
 }
 
-static void edu_open(struct vt *t, struct vtm_dev *d, struct vt_edu *e)
+static void edu_open(struct vt *t, struct vtc_dev *d, struct vt_edu *e)
 {
 	dev_open(t, d, VT_EDU0);
-	VT_CHECKF(t, vtm_edu_init(e, d->device_fd) == 0, "edu %s: %s",
+	VT_CHECKF(t, vtc_edu_init(e, d->device_fd) == 0, "edu %s: %s",
 		  VT_EDU0, strerror(errno));
 }
 
@@ -124,7 +124,7 @@ static int is_pcie(struct vt *t, int fd)
 	uint8_t pos = 0, id = 0;
 	int n;
 
-	VT_OK(t, vtm_region_info(fd, VFIO_PCI_CONFIG_REGION_INDEX, &r));
+	VT_OK(t, vtc_region_info(fd, VFIO_PCI_CONFIG_REGION_INDEX, &r));
 	VT_OK(t, pread(fd, &pos, 1, r.offset + 0x34));
 	for (n = 0; pos && n < 48; n++) {
 		VT_OK(t, pread(fd, &id, 1, r.offset + pos));
@@ -141,7 +141,7 @@ static void test_get_info(struct vt *t, void *arg)
 {
 	struct vfio_device_info info;
 	char path[128], methods[256] = "";
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int has_reset;
 
 	(void)arg;
@@ -172,7 +172,7 @@ static void test_get_info(struct vt *t, void *arg)
 
 	info.argsz = offsetof(struct vfio_device_info, num_irqs) + 3;
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info), EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 static void check_region(struct vt *t, int fd, uint32_t index, uint64_t size,
@@ -199,7 +199,7 @@ static void test_region_info(struct vt *t, void *arg)
 	const uint32_t rw = VFIO_REGION_INFO_FLAG_READ |
 			    VFIO_REGION_INFO_FLAG_WRITE;
 	struct vfio_region_info r;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	uint32_t i;
 
 	(void)arg;
@@ -225,7 +225,7 @@ static void test_region_info(struct vt *t, void *arg)
 	r.argsz = sizeof(r) - 1;
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_GET_REGION_INFO, &r),
 		 EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 static void check_irq(struct vt *t, int fd, uint32_t index, uint32_t count,
@@ -248,7 +248,7 @@ static void test_irq_info(struct vt *t, void *arg)
 	const uint32_t efd = VFIO_IRQ_INFO_EVENTFD;
 	const uint32_t nores = efd | VFIO_IRQ_INFO_NORESIZE;
 	struct vfio_irq_info info;
-	struct vtm_dev d;
+	struct vtc_dev d;
 
 	(void)arg;
 	dev_open(t, &d, VT_EDU0);
@@ -275,7 +275,7 @@ static void test_irq_info(struct vt *t, void *arg)
 	info.argsz = sizeof(info) - 1;
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_GET_IRQ_INFO, &info),
 		 EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- SET_IRQS refusals ---------------------------------------------------- */
@@ -283,7 +283,7 @@ static void test_irq_info(struct vt *t, void *arg)
 static void test_set_irqs_refused(struct vt *t, void *arg)
 {
 	const uint32_t efd_trig = VFIO_IRQ_SET_DATA_EVENTFD | TRIG;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t efds[2];
 	int fd, null_fd;
 
@@ -355,14 +355,14 @@ static void test_set_irqs_refused(struct vt *t, void *arg)
 	VT_OK(t, set_efd(fd, TRIG, MSI, 0, efds[1]));
 	VT_ERRNO(t, set_efd(fd, TRIG, INTX, 0, efds[0]), EINVAL);
 	VT_OK(t, set_none(fd, TRIG, MSI, 0, 0));
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- INTx ----------------------------------------------------------------- */
 
 static void test_intx(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	int32_t efd, efd2, ufd;
 	int fd;
@@ -434,14 +434,14 @@ static void test_intx(struct vt *t, void *arg)
 	VT_OK(t, set_none(fd, TRIG, INTX, 0, 0));
 	VT_ERRNO(t, set_none(fd, TRIG, INTX, 0, 1), EINVAL);
 	VT_ERRNO(t, set_none(fd, UNMASK, INTX, 0, 1), EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- MSI ------------------------------------------------------------------ */
 
 static void test_msi(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	int32_t efd, efd2, none = -1;
 	int fd;
@@ -494,14 +494,14 @@ static void test_msi(struct vt *t, void *arg)
 	/* INTx is free again. */
 	VT_OK(t, set_efd(fd, TRIG, INTX, 0, efd));
 	VT_OK(t, set_none(fd, TRIG, INTX, 0, 0));
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- REQ and ERR ---------------------------------------------------------- */
 
 static void test_req(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t efd;
 	int fd;
 
@@ -528,7 +528,7 @@ static void test_req(struct vt *t, void *arg)
 	VT_OK(t, set_efd(fd, TRIG, REQ, 0, efd));
 	VT_OK(t, set_efd(fd, TRIG, REQ, 0, -1));
 	VT_ERRNO(t, set_none(fd, TRIG, REQ, 0, 1), EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- the bus driver's module ---------------------------------------------- */
@@ -542,7 +542,7 @@ static void test_req(struct vt *t, void *arg)
 static void test_fd_pins_driver(struct vt *t, void *arg)
 {
 	struct vfio_device_info info;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int unloaded;
 
 	(void)arg;
@@ -550,7 +550,7 @@ static void test_fd_pins_driver(struct vt *t, void *arg)
 	unloaded = system("rmmod vfio_pci 2>/dev/null") == 0 ||
 		   !vt_module_loaded("vfio_pci");
 	if (unloaded) {
-		vtm_close_dev(&d);
+		vtc_close_dev(&d);
 		vt_vfio_pci_reload();
 		vt_wait_path("/sys/bus/pci/drivers/vfio/" VT_EDU0, 1, 10000);
 		vt_fail(t, __FILE__, __LINE__,
@@ -561,7 +561,7 @@ static void test_fd_pins_driver(struct vt *t, void *arg)
 	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info));
 	VT_CHECKF(t, info.num_regions >= VFIO_PCI_CONFIG_REGION_INDEX + 1,
 		  "%u regions after the refused rmmod", info.num_regions);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- reset and the rest --------------------------------------------------- */
@@ -569,7 +569,7 @@ static void test_fd_pins_driver(struct vt *t, void *arg)
 static void test_reset(struct vt *t, void *arg)
 {
 	struct vfio_device_info info;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	struct vt_edu e;
 	uint32_t v = 0;
 
@@ -579,23 +579,23 @@ static void test_reset(struct vt *t, void *arg)
 	info.argsz = sizeof(info);
 	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_INFO, &info));
 	if (!(info.flags & VFIO_DEVICE_FLAGS_RESET)) {
-		VT_ERRNO(t, vtm_reset(d.device_fd), EINVAL);
-		vtm_close_dev(&d);
+		VT_ERRNO(t, vtc_reset(d.device_fd), EINVAL);
+		vtc_close_dev(&d);
 		return;
 	}
 	wr(t, &e, VT_EDU_FACT, 5);
-	VT_OK(t, vtm_reset(d.device_fd));
-	VT_OK(t, vtm_enable_master(d.device_fd));
+	VT_OK(t, vtc_reset(d.device_fd));
+	VT_OK(t, vtc_enable_master(d.device_fd));
 	VT_CHECKF(t, vt_edu_read(&e, VT_EDU_ID, &v) == 0 && v == e.id,
 		  "ID after reset 0x%x: %s", v, strerror(errno));
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 static void test_hot_reset(struct vt *t, void *arg)
 {
 	struct vfio_pci_hot_reset_info info;
 	struct vfio_pci_hot_reset hr;
-	struct vtm_dev d;
+	struct vtc_dev d;
 
 	(void)arg;
 	dev_open(t, &d, VT_EDU0);
@@ -611,13 +611,13 @@ static void test_hot_reset(struct vt *t, void *arg)
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_PCI_HOT_RESET, &hr), ENODEV);
 	hr.flags = 1;
 	VT_ERRNO(t, ioctl(d.device_fd, VFIO_DEVICE_PCI_HOT_RESET, &hr), EINVAL);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 static void test_not_offered(struct vt *t, void *arg)
 {
 	uint8_t buf[256];
-	struct vtm_dev d;
+	struct vtc_dev d;
 
 	(void)arg;
 	dev_open(t, &d, VT_EDU0);
@@ -631,7 +631,7 @@ static void test_not_offered(struct vt *t, void *arg)
 		 ENOTTY);
 	VT_ERRNO(t, ioctl(d.device_fd, _IO(VFIO_TYPE, VFIO_BASE + 99), buf),
 		 ENOTTY);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /* ---- MSI-X (e1000e, msix machine) ------------------------------------------ */
@@ -641,7 +641,7 @@ struct nic {
 	char name[VT_DEV_NAME_LEN];
 };
 
-static void nic_open(struct vt *t, struct nic *n, struct vtm_dev *d)
+static void nic_open(struct vt *t, struct nic *n, struct vtc_dev *d)
 {
 	if (!n->present)
 		vt_skip(t, "no e1000e (run-suite.sh --machine msix)");
@@ -661,7 +661,7 @@ static void test_msix_cap(struct vt *t, void *arg)
 	} r;
 	const struct vfio_info_cap_header *cap;
 	uint32_t need;
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t efd;
 
 	nic_open(t, arg, &d);
@@ -683,7 +683,7 @@ static void test_msix_cap(struct vt *t, void *arg)
 	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_REGION_INFO, &r));
 	VT_CHECKF(t, r.info.cap_offset == sizeof(r.info), "cap_offset %u",
 		  r.info.cap_offset);
-	cap = vtm_find_cap(&r, need, r.info.cap_offset,
+	cap = vtc_find_cap(&r, need, r.info.cap_offset,
 			   VFIO_REGION_INFO_CAP_MSIX_MAPPABLE);
 	VT_CHECKF(t, cap && cap->version == 1 && cap->next == 0,
 		  "no MSIX_MAPPABLE v1 capability");
@@ -706,7 +706,7 @@ static void test_msix_cap(struct vt *t, void *arg)
 	VT_CHECKF(t, !(r.info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
 		  r.info.argsz == sizeof(r), "BAR0: flags 0x%x argsz %u",
 		  r.info.flags, r.info.argsz);
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 /*
@@ -716,7 +716,7 @@ static void test_msix_cap(struct vt *t, void *arg)
  */
 static void test_msix_partial(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	int32_t efd[3];
 	int fd, i;
 
@@ -752,12 +752,12 @@ static void test_msix_partial(struct vt *t, void *arg)
 		  "no loopback on the last "
 		  "vector");
 	VT_OK(t, set_none(fd, TRIG, MSIX, 0, 0));
-	vtm_close_dev(&d);
+	vtc_close_dev(&d);
 }
 
 int main(void)
 {
-	struct vt t = { .prog = "t-modern-device" };
+	struct vt t = { .prog = "t-container-device" };
 	struct nic n;
 
 	VT_RUN_CLOSE(&t, test_get_info);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vtmodern: helpers of the guest test programs that speak today's VFIO
- * ABI.  See vtmodern.h.
+ * vtcontainer: helpers of the guest test programs that speak today's VFIO
+ * ABI.  See vtcontainer.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,14 +13,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vtmodern.h"
+#include "vtcontainer.h"
 
-int vtm_open_container(void)
+int vtc_open_container(void)
 {
-	return open(VTM_CONTAINER_PATH, O_RDWR | O_CLOEXEC);
+	return open(VTC_CONTAINER_PATH, O_RDWR | O_CLOEXEC);
 }
 
-int vtm_open_group(int group, int flags)
+int vtc_open_group(int group, int flags)
 {
 	char path[64];
 
@@ -28,16 +28,16 @@ int vtm_open_group(int group, int flags)
 	return open(path, flags | O_CLOEXEC);
 }
 
-int vtm_open_group_of(const char *dev)
+int vtc_open_group_of(const char *dev)
 {
 	int group = vt_group_id(dev);
 
 	if (group < 0)
 		return -1;
-	return vtm_open_group(group, O_RDWR);
+	return vtc_open_group(group, O_RDWR);
 }
 
-int vtm_group_status(int group_fd, uint32_t *flags)
+int vtc_group_status(int group_fd, uint32_t *flags)
 {
 	struct vfio_group_status st = { .argsz = sizeof(st) };
 
@@ -47,28 +47,28 @@ int vtm_group_status(int group_fd, uint32_t *flags)
 	return 0;
 }
 
-int vtm_set_container(int group_fd, int container_fd)
+int vtc_set_container(int group_fd, int container_fd)
 {
 	return ioctl(group_fd, VFIO_GROUP_SET_CONTAINER, &container_fd);
 }
 
-int vtm_unset_container(int group_fd)
+int vtc_unset_container(int group_fd)
 {
 	return ioctl(group_fd, VFIO_GROUP_UNSET_CONTAINER);
 }
 
-int vtm_set_iommu(int container_fd, int type)
+int vtc_set_iommu(int container_fd, int type)
 {
 	return ioctl(container_fd, VFIO_SET_IOMMU,
 		     type ? type : VFIO_TYPE1v2_IOMMU);
 }
 
-int vtm_device_fd(int group_fd, const char *dev)
+int vtc_device_fd(int group_fd, const char *dev)
 {
 	return ioctl(group_fd, VFIO_GROUP_GET_DEVICE_FD, dev);
 }
 
-static void vtm_dev_reset(struct vtm_dev *d, const char *dev)
+static void vtc_dev_reset(struct vtc_dev *d, const char *dev)
 {
 	memset(d, 0, sizeof(*d));
 	d->container_fd = d->group_fd = d->device_fd = -1;
@@ -76,51 +76,51 @@ static void vtm_dev_reset(struct vtm_dev *d, const char *dev)
 }
 
 /* The part both ways of opening share: group in container, device fd. */
-static int vtm_join(struct vtm_dev *d, int iommu_type)
+static int vtc_join(struct vtc_dev *d, int iommu_type)
 {
 	d->group = vt_group_id(d->name);
 	if (d->group < 0)
 		return -1;
-	d->group_fd = vtm_open_group(d->group, O_RDWR);
+	d->group_fd = vtc_open_group(d->group, O_RDWR);
 	if (d->group_fd < 0)
 		return -1;
-	if (vtm_set_container(d->group_fd, d->container_fd) < 0)
+	if (vtc_set_container(d->group_fd, d->container_fd) < 0)
 		return -1;
-	if (iommu_type >= 0 && vtm_set_iommu(d->container_fd, iommu_type) < 0)
+	if (iommu_type >= 0 && vtc_set_iommu(d->container_fd, iommu_type) < 0)
 		return -1;
-	d->device_fd = vtm_device_fd(d->group_fd, d->name);
+	d->device_fd = vtc_device_fd(d->group_fd, d->name);
 	return d->device_fd < 0 ? -1 : 0;
 }
 
-int vtm_open_dev(struct vtm_dev *d, const char *dev, int iommu_type)
+int vtc_open_dev(struct vtc_dev *d, const char *dev, int iommu_type)
 {
 	int err;
 
-	vtm_dev_reset(d, dev);
-	d->container_fd = vtm_open_container();
-	if (d->container_fd >= 0 && vtm_join(d, iommu_type) == 0)
+	vtc_dev_reset(d, dev);
+	d->container_fd = vtc_open_container();
+	if (d->container_fd >= 0 && vtc_join(d, iommu_type) == 0)
 		return 0;
 	err = errno;
-	vtm_close_dev(d);
+	vtc_close_dev(d);
 	errno = err;
 	return -1;
 }
 
-int vtm_open_dev_in(struct vtm_dev *d, const char *dev, int container_fd)
+int vtc_open_dev_in(struct vtc_dev *d, const char *dev, int container_fd)
 {
 	int err;
 
-	vtm_dev_reset(d, dev);
+	vtc_dev_reset(d, dev);
 	d->container_fd = fcntl(container_fd, F_DUPFD_CLOEXEC, 0);
-	if (d->container_fd >= 0 && vtm_join(d, -1) == 0)
+	if (d->container_fd >= 0 && vtc_join(d, -1) == 0)
 		return 0;
 	err = errno;
-	vtm_close_dev(d);
+	vtc_close_dev(d);
 	errno = err;
 	return -1;
 }
 
-void vtm_close_dev(struct vtm_dev *d)
+void vtc_close_dev(struct vtc_dev *d)
 {
 	/* device before group before container, as a user tears down */
 	if (d->device_fd >= 0)
@@ -132,7 +132,7 @@ void vtm_close_dev(struct vtm_dev *d)
 	d->container_fd = d->group_fd = d->device_fd = -1;
 }
 
-int vtm_map(int container_fd, void *vaddr, uint64_t iova, uint64_t size,
+int vtc_map(int container_fd, void *vaddr, uint64_t iova, uint64_t size,
 	    uint32_t flags)
 {
 	struct vfio_iommu_type1_dma_map map = {
@@ -147,7 +147,7 @@ int vtm_map(int container_fd, void *vaddr, uint64_t iova, uint64_t size,
 	return ioctl(container_fd, VFIO_IOMMU_MAP_DMA, &map);
 }
 
-int vtm_unmap_flags(int container_fd, uint64_t iova, uint64_t size,
+int vtc_unmap_flags(int container_fd, uint64_t iova, uint64_t size,
 		    uint32_t flags, uint64_t *unmapped)
 {
 	struct vfio_iommu_type1_dma_unmap unmap = {
@@ -164,13 +164,13 @@ int vtm_unmap_flags(int container_fd, uint64_t iova, uint64_t size,
 	return ret;
 }
 
-int vtm_unmap(int container_fd, uint64_t iova, uint64_t size,
+int vtc_unmap(int container_fd, uint64_t iova, uint64_t size,
 	      uint64_t *unmapped)
 {
-	return vtm_unmap_flags(container_fd, iova, size, 0, unmapped);
+	return vtc_unmap_flags(container_fd, iova, size, 0, unmapped);
 }
 
-int vtm_iommu_info(int container_fd, struct vfio_iommu_type1_info **info)
+int vtc_iommu_info(int container_fd, struct vfio_iommu_type1_info **info)
 {
 	struct vfio_iommu_type1_info *p, *q;
 	uint32_t argsz = sizeof(*p);
@@ -202,7 +202,7 @@ fail:
 	return -1;
 }
 
-const struct vfio_info_cap_header *vtm_find_cap(const void *info,
+const struct vfio_info_cap_header *vtc_find_cap(const void *info,
 						uint32_t argsz,
 						uint32_t cap_offset,
 						uint16_t id)
@@ -223,7 +223,7 @@ const struct vfio_info_cap_header *vtm_find_cap(const void *info,
 	return NULL;
 }
 
-int vtm_region_info(int device_fd, uint32_t index,
+int vtc_region_info(int device_fd, uint32_t index,
 		    struct vfio_region_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -232,12 +232,12 @@ int vtm_region_info(int device_fd, uint32_t index,
 	return ioctl(device_fd, VFIO_DEVICE_GET_REGION_INFO, info);
 }
 
-void *vtm_mmap_region(int device_fd, uint32_t index, uint64_t *size)
+void *vtc_mmap_region(int device_fd, uint32_t index, uint64_t *size)
 {
 	struct vfio_region_info info;
 	void *p;
 
-	if (vtm_region_info(device_fd, index, &info) < 0)
+	if (vtc_region_info(device_fd, index, &info) < 0)
 		return NULL;
 	if (!info.size || !(info.flags & VFIO_REGION_INFO_FLAG_MMAP)) {
 		errno = ENXIO;
@@ -252,7 +252,7 @@ void *vtm_mmap_region(int device_fd, uint32_t index, uint64_t *size)
 	return p;
 }
 
-int vtm_irq_info(int device_fd, uint32_t index, struct vfio_irq_info *info)
+int vtc_irq_info(int device_fd, uint32_t index, struct vfio_irq_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->argsz = sizeof(*info);
@@ -260,7 +260,7 @@ int vtm_irq_info(int device_fd, uint32_t index, struct vfio_irq_info *info)
 	return ioctl(device_fd, VFIO_DEVICE_GET_IRQ_INFO, info);
 }
 
-int vtm_set_irq_eventfds(int device_fd, uint32_t index, uint32_t start,
+int vtc_set_irq_eventfds(int device_fd, uint32_t index, uint32_t start,
 			 uint32_t count, const int32_t *fds)
 {
 	struct vfio_irq_set *set;
@@ -285,7 +285,7 @@ int vtm_set_irq_eventfds(int device_fd, uint32_t index, uint32_t start,
 	return ret;
 }
 
-int vtm_irq_action(int device_fd, uint32_t index, uint32_t action,
+int vtc_irq_action(int device_fd, uint32_t index, uint32_t action,
 		   uint32_t start, uint32_t count)
 {
 	struct vfio_irq_set set = {
@@ -299,28 +299,28 @@ int vtm_irq_action(int device_fd, uint32_t index, uint32_t action,
 	return ioctl(device_fd, VFIO_DEVICE_SET_IRQS, &set);
 }
 
-int vtm_reset(int device_fd)
+int vtc_reset(int device_fd)
 {
 	return ioctl(device_fd, VFIO_DEVICE_RESET);
 }
 
-int vtm_enable_master(int device_fd)
+int vtc_enable_master(int device_fd)
 {
 	struct vfio_region_info info;
 
-	if (vtm_region_info(device_fd, VFIO_PCI_CONFIG_REGION_INDEX,
+	if (vtc_region_info(device_fd, VFIO_PCI_CONFIG_REGION_INDEX,
 			    &info) < 0)
 		return -1;
 	return vt_enable_master_at(device_fd, info.offset);
 }
 
-int vtm_edu_init(struct vt_edu *e, int device_fd)
+int vtc_edu_init(struct vt_edu *e, int device_fd)
 {
 	struct vfio_region_info info;
 
 	memset(e, 0, sizeof(*e));
 	e->device_fd = device_fd;
-	if (vtm_region_info(device_fd, VFIO_PCI_BAR0_REGION_INDEX, &info) < 0)
+	if (vtc_region_info(device_fd, VFIO_PCI_BAR0_REGION_INDEX, &info) < 0)
 		return -1;
 	e->bar0 = info.offset;
 	e->bar0_size = info.size;
@@ -330,5 +330,5 @@ int vtm_edu_init(struct vt_edu *e, int device_fd)
 		errno = ENODEV;
 		return -1;
 	}
-	return vtm_enable_master(device_fd);
+	return vtc_enable_master(device_fd);
 }

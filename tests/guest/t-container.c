@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * t-modern-container: the container /dev/vfio/vfio of today's VFIO ABI
+ * t-container: the container /dev/vfio/vfio of today's VFIO ABI
  * and its type1 IOMMU backend, as upstream drivers/vfio/container.c and
  * vfio_iommu_type1.c define them: API version and extensions, SET_IOMMU,
  * IOMMU_GET_INFO and its capability chain, MAP_DMA/UNMAP_DMA (v1 and v2
@@ -25,7 +25,7 @@
 #include <linux/vfio.h>
 
 #include "vt.h"
-#include "vtmodern.h"
+#include "vtcontainer.h"
 
 #define RW		(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)
 #define IOVA		0x100000ULL	/* edu masks DMA addresses to 28 bits */
@@ -60,16 +60,16 @@ static long settle(struct vt *t, long want)
 
 static int container_open(struct vt *t)
 {
-	int fd = vtm_open_container();
+	int fd = vtc_open_container();
 
-	VT_CHECKF(t, fd >= 0, "open %s: %s", VTM_CONTAINER_PATH,
+	VT_CHECKF(t, fd >= 0, "open %s: %s", VTC_CONTAINER_PATH,
 		  strerror(errno));
 	return fd;
 }
 
 static int group_open(struct vt *t, const char *dev)
 {
-	int fd = vtm_open_group_of(dev);
+	int fd = vtc_open_group_of(dev);
 
 	VT_CHECKF(t, fd >= 0, "open /dev/vfio/%d (group of %s): %s",
 		  vt_group_id(dev), dev, strerror(errno));
@@ -86,9 +86,9 @@ static void ctr_open(struct vt *t, struct ctr *c, const char *dev, int type)
 {
 	c->container = container_open(t);
 	c->group = group_open(t, dev);
-	VT_OK(t, vtm_set_container(c->group, c->container));
+	VT_OK(t, vtc_set_container(c->group, c->container));
 	if (type >= 0)
-		VT_OK(t, vtm_set_iommu(c->container, type));
+		VT_OK(t, vtc_set_iommu(c->container, type));
 }
 
 static void ctr_close(struct ctr *c)
@@ -135,7 +135,7 @@ static void unmap_expect(struct vt *t, int fd, uint64_t iova, uint64_t size,
 {
 	uint64_t got = ~0ULL;
 
-	VT_CHECKF(t, vtm_unmap(fd, iova, size, &got) == 0,
+	VT_CHECKF(t, vtc_unmap(fd, iova, size, &got) == 0,
 		  "unmap [0x%llx, +0x%llx): %s", (unsigned long long)iova,
 		  (unsigned long long)size, strerror(errno));
 	VT_CHECKF(t, got == want, "unmap [0x%llx, +0x%llx) wrote back size "
@@ -190,8 +190,8 @@ static void test_check_extension(struct vt *t, void *arg)
 	VT_CHECKF(t, r == 0 || r == 1, "CHECK_EXTENSION(UNMAP_ALL) = %d", r);
 
 	c.group = group_open(t, VT_EDU0);
-	VT_OK(t, vtm_set_container(c.group, c.container));
-	VT_OK(t, vtm_set_iommu(c.container, VFIO_TYPE1v2_IOMMU));
+	VT_OK(t, vtc_set_container(c.group, c.container));
+	VT_OK(t, vtc_set_iommu(c.container, VFIO_TYPE1v2_IOMMU));
 	check_ext(t, c.container, VFIO_TYPE1_IOMMU, 1);
 	check_ext(t, c.container, VFIO_TYPE1v2_IOMMU, 1);
 	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
@@ -211,9 +211,9 @@ static void test_unknown_ioctl(struct vt *t, void *arg)
 	c.container = container_open(t);
 	VT_ERRNO(t, ioctl(c.container, UNKNOWN_IOCTL), EINVAL);
 	c.group = group_open(t, VT_EDU0);
-	VT_OK(t, vtm_set_container(c.group, c.container));
+	VT_OK(t, vtc_set_container(c.group, c.container));
 	VT_ERRNO(t, ioctl(c.container, UNKNOWN_IOCTL), EINVAL);
-	VT_OK(t, vtm_set_iommu(c.container, 0));
+	VT_OK(t, vtc_set_iommu(c.container, 0));
 	VT_ERRNO(t, ioctl(c.container, UNKNOWN_IOCTL), ENOTTY);
 	ctr_close(&c);
 }
@@ -234,11 +234,11 @@ static void test_set_iommu_without_group(struct vt *t, void *arg)
 	(void)arg;
 	fd = container_open(t);
 	buf = anon(t, PG);
-	VT_ERRNO(t, vtm_set_iommu(fd, VFIO_TYPE1v2_IOMMU), EINVAL);
-	VT_ERRNO(t, vtm_set_iommu(fd, VFIO_TYPE1_IOMMU), EINVAL);
+	VT_ERRNO(t, vtc_set_iommu(fd, VFIO_TYPE1v2_IOMMU), EINVAL);
+	VT_ERRNO(t, vtc_set_iommu(fd, VFIO_TYPE1_IOMMU), EINVAL);
 	VT_ERRNO(t, ioctl(fd, VFIO_IOMMU_GET_INFO, &info), EINVAL);
-	VT_ERRNO(t, vtm_map(fd, buf, IOVA, PG, RW), EINVAL);
-	VT_ERRNO(t, vtm_unmap(fd, IOVA, PG, NULL), EINVAL);
+	VT_ERRNO(t, vtc_map(fd, buf, IOVA, PG, RW), EINVAL);
+	VT_ERRNO(t, vtc_unmap(fd, IOVA, PG, NULL), EINVAL);
 	munmap(buf, PG);
 	close(fd);
 }
@@ -256,18 +256,18 @@ static void test_set_iommu_types(struct vt *t, void *arg)
 
 	(void)arg;
 	ctr_open(t, &c, VT_EDU0, -1);
-	VT_ERRNO(t, vtm_set_iommu(c.container, 0xdead), ENODEV);
-	VT_ERRNO(t, vtm_set_iommu(c.container, VFIO_SPAPR_TCE_IOMMU), ENODEV);
-	VT_ERRNO(t, vtm_set_iommu(c.container, VFIO_NOIOMMU_IOMMU), ENODEV);
-	VT_OK(t, vtm_set_iommu(c.container, VFIO_TYPE1v2_IOMMU));
-	VT_ERRNO(t, vtm_set_iommu(c.container, VFIO_TYPE1v2_IOMMU), EINVAL);
-	VT_ERRNO(t, vtm_set_iommu(c.container, VFIO_TYPE1_IOMMU), EINVAL);
+	VT_ERRNO(t, vtc_set_iommu(c.container, 0xdead), ENODEV);
+	VT_ERRNO(t, vtc_set_iommu(c.container, VFIO_SPAPR_TCE_IOMMU), ENODEV);
+	VT_ERRNO(t, vtc_set_iommu(c.container, VFIO_NOIOMMU_IOMMU), ENODEV);
+	VT_OK(t, vtc_set_iommu(c.container, VFIO_TYPE1v2_IOMMU));
+	VT_ERRNO(t, vtc_set_iommu(c.container, VFIO_TYPE1v2_IOMMU), EINVAL);
+	VT_ERRNO(t, vtc_set_iommu(c.container, VFIO_TYPE1_IOMMU), EINVAL);
 
-	VT_OK(t, vtm_unset_container(c.group));
+	VT_OK(t, vtc_unset_container(c.group));
 	VT_ERRNO(t, ioctl(c.container, UNKNOWN_IOCTL), EINVAL);
-	VT_ERRNO(t, vtm_set_iommu(c.container, VFIO_TYPE1_IOMMU), EINVAL);
-	VT_OK(t, vtm_set_container(c.group, c.container));
-	VT_OK(t, vtm_set_iommu(c.container, VFIO_TYPE1_IOMMU));
+	VT_ERRNO(t, vtc_set_iommu(c.container, VFIO_TYPE1_IOMMU), EINVAL);
+	VT_OK(t, vtc_set_container(c.group, c.container));
+	VT_OK(t, vtc_set_iommu(c.container, VFIO_TYPE1_IOMMU));
 	ctr_close(&c);
 }
 
@@ -369,13 +369,13 @@ static void test_iommu_info_iova_ranges(struct vt *t, void *arg)
 
 	(void)arg;
 	ctr_open(t, &c, VT_EDU0, 0);
-	VT_OK(t, vtm_iommu_info(c.container, &info));
+	VT_OK(t, vtc_iommu_info(c.container, &info));
 	VT_CHECKF(t, info->flags & VFIO_IOMMU_INFO_CAPS, "flags 0x%x",
 		  info->flags);
 	VT_CHECKF(t, info->cap_offset >= sizeof(*info) &&
 		  info->cap_offset < info->argsz, "cap_offset %u, argsz %u",
 		  info->cap_offset, info->argsz);
-	h = vtm_find_cap(info, info->argsz, info->cap_offset,
+	h = vtc_find_cap(info, info->argsz, info->cap_offset,
 			 VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE);
 	VT_CHECKF(t, h, "no IOVA_RANGE capability in the chain");
 	r = (const void *)h;
@@ -391,7 +391,7 @@ static void test_iommu_info_iova_ranges(struct vt *t, void *arg)
 			  (unsigned long long)s, (unsigned long long)e);
 		VT_CHECKF(t, !i || s > r->iova_ranges[i - 1].end,
 			  "range %u not after range %u", i, i - 1);
-		VT_CHECKF(t, e < VTM_MSI_BASE || s > VTM_MSI_END,
+		VT_CHECKF(t, e < VTC_MSI_BASE || s > VTC_MSI_END,
 			  "range %u [0x%llx, 0x%llx] overlaps the MSI window",
 			  i, (unsigned long long)s, (unsigned long long)e);
 		if (s <= IOVA && e >= 0xfffffffULL)
@@ -414,17 +414,17 @@ static void test_iommu_info_dma_avail(struct vt *t, void *arg)
 
 	(void)arg;
 	ctr_open(t, &c, VT_EDU0, 0);
-	VT_OK(t, vtm_iommu_info(c.container, &info));
-	a = (const void *)vtm_find_cap(info, info->argsz, info->cap_offset,
+	VT_OK(t, vtc_iommu_info(c.container, &info));
+	a = (const void *)vtc_find_cap(info, info->argsz, info->cap_offset,
 				       VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL);
 	VT_CHECKF(t, a, "no DMA_AVAIL capability in the chain");
 	VT_CHECKF(t, a->avail > 1, "avail %u", a->avail);
 	before = a->avail;
 	free(info);
 	buf = anon(t, PG);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, PG, RW));
-	VT_OK(t, vtm_iommu_info(c.container, &info));
-	b = (const void *)vtm_find_cap(info, info->argsz, info->cap_offset,
+	VT_OK(t, vtc_map(c.container, buf, IOVA, PG, RW));
+	VT_OK(t, vtc_iommu_info(c.container, &info));
+	b = (const void *)vtc_find_cap(info, info->argsz, info->cap_offset,
 				       VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL);
 	VT_CHECKF(t, b && b->avail == before - 1, "avail %u after one map, "
 		  "was %u", b ? b->avail : 0, before);
@@ -453,41 +453,41 @@ static void test_map_dma(struct vt *t, void *arg)
 	munmap(hole, PG);	/* an address with nothing behind it */
 	start = pinned(t);
 
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
 	VT_CHECKF(t, pinned(t) == start + 4, "%ld pages pinned, want 4",
 		  pinned(t) - start);
 
 	/* Overlaps, whatever their shape. */
-	VT_ERRNO(t, vtm_map(c.container, buf + 4 * PG, IOVA, 4 * PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf + 4 * PG, IOVA, 4 * PG, RW),
 		 EEXIST);
-	VT_ERRNO(t, vtm_map(c.container, buf + 4 * PG, IOVA + 3 * PG, 2 * PG,
+	VT_ERRNO(t, vtc_map(c.container, buf + 4 * PG, IOVA + 3 * PG, 2 * PG,
 			    RW), EEXIST);
-	VT_ERRNO(t, vtm_map(c.container, buf + 4 * PG, IOVA - PG, 2 * PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf + 4 * PG, IOVA - PG, 2 * PG, RW),
 		 EEXIST);
-	VT_ERRNO(t, vtm_map(c.container, buf + 4 * PG, IOVA - PG, 8 * PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf + 4 * PG, IOVA - PG, 8 * PG, RW),
 		 EEXIST);
-	VT_ERRNO(t, vtm_map(c.container, buf + 4 * PG, IOVA + PG, PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf + 4 * PG, IOVA + PG, PG, RW),
 		 EEXIST);
 	/* Adjacent is fine, the same memory twice too. */
-	VT_OK(t, vtm_map(c.container, buf + 4 * PG, IOVA + 4 * PG, PG, RW));
-	VT_OK(t, vtm_map(c.container, buf, IOVA + 8 * PG, PG,
+	VT_OK(t, vtc_map(c.container, buf + 4 * PG, IOVA + 4 * PG, PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA + 8 * PG, PG,
 			 VFIO_DMA_MAP_FLAG_READ));
 
 	/* IOVAs outside the usable ranges: the MSI window. */
-	VT_ERRNO(t, vtm_map(c.container, buf, VTM_MSI_BASE, PG, RW), EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf, VTM_MSI_BASE - PG, 2 * PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf, VTC_MSI_BASE, PG, RW), EINVAL);
+	VT_ERRNO(t, vtc_map(c.container, buf, VTC_MSI_BASE - PG, 2 * PG, RW),
 		 EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf, VTM_MSI_END + 1 - PG, 2 * PG,
+	VT_ERRNO(t, vtc_map(c.container, buf, VTC_MSI_END + 1 - PG, 2 * PG,
 			    RW), EINVAL);
 
 	/* Alignment, size, wrap, flags, argsz. */
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA + 0x10800, PG, RW), EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf + 0x10, IOVA + 0x10000, PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA + 0x10800, PG, RW), EINVAL);
+	VT_ERRNO(t, vtc_map(c.container, buf + 0x10, IOVA + 0x10000, PG, RW),
 		 EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA + 0x10000, PG + 1, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA + 0x10000, PG + 1, RW),
 		 EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA + 0x10000, 0, RW), EINVAL);
-	VT_ERRNO(t, vtm_map(c.container, buf, ~0ULL - PG + 1, 2 * PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA + 0x10000, 0, RW), EINVAL);
+	VT_ERRNO(t, vtc_map(c.container, buf, ~0ULL - PG + 1, 2 * PG, RW),
 		 EINVAL);
 	VT_ERRNO(t, map_raw(c.container, asz, 0, buf, IOVA + 0x10000, PG),
 		 EINVAL);
@@ -497,10 +497,10 @@ static void test_map_dma(struct vt *t, void *arg)
 			    PG), EINVAL);
 
 	/* Memory that cannot be pinned for the access asked for. */
-	VT_ERRNO(t, vtm_map(c.container, hole, IOVA + 0x10000, PG, RW),
+	VT_ERRNO(t, vtc_map(c.container, hole, IOVA + 0x10000, PG, RW),
 		 EFAULT);
-	VT_ERRNO(t, vtm_map(c.container, ro, IOVA + 0x10000, PG, RW), EFAULT);
-	VT_OK(t, vtm_map(c.container, ro, IOVA + 0x10000, PG,
+	VT_ERRNO(t, vtc_map(c.container, ro, IOVA + 0x10000, PG, RW), EFAULT);
+	VT_OK(t, vtc_map(c.container, ro, IOVA + 0x10000, PG,
 			 VFIO_DMA_MAP_FLAG_READ));
 
 	VT_CHECKF(t, pinned(t) == start + 7, "%ld pages pinned after the "
@@ -543,16 +543,16 @@ static void test_unmap_v2(struct vt *t, void *arg)
 	ctr_open(t, &c, VT_EDU0, VFIO_TYPE1v2_IOMMU);
 	buf = anon(t, 8 * PG);
 	start = pinned(t);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
-	VT_OK(t, vtm_map(c.container, buf + 4 * PG, IOVA + 4 * PG, 4 * PG,
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf + 4 * PG, IOVA + 4 * PG, 4 * PG,
 			 RW));
 	unmap_arg_errors(t, c.container);
 
-	VT_ERRNO(t, vtm_unmap(c.container, IOVA, PG, NULL), EINVAL);
-	VT_ERRNO(t, vtm_unmap(c.container, IOVA + PG, 3 * PG, NULL), EINVAL);
-	VT_ERRNO(t, vtm_unmap(c.container, IOVA + 2 * PG, 4 * PG, NULL),
+	VT_ERRNO(t, vtc_unmap(c.container, IOVA, PG, NULL), EINVAL);
+	VT_ERRNO(t, vtc_unmap(c.container, IOVA + PG, 3 * PG, NULL), EINVAL);
+	VT_ERRNO(t, vtc_unmap(c.container, IOVA + 2 * PG, 4 * PG, NULL),
 		 EINVAL);
-	VT_ERRNO(t, vtm_unmap(c.container, IOVA - PG, 2 * PG, NULL), EINVAL);
+	VT_ERRNO(t, vtc_unmap(c.container, IOVA - PG, 2 * PG, NULL), EINVAL);
 	VT_CHECKF(t, pinned(t) == start + 8, "%ld pinned after refused "
 		  "unmaps, want 8", pinned(t) - start);
 
@@ -560,7 +560,7 @@ static void test_unmap_v2(struct vt *t, void *arg)
 	unmap_expect(t, c.container, IOVA, 4 * PG, 4 * PG);
 	VT_CHECKF(t, pinned(t) == start + 4, "%ld pinned, want 4",
 		  pinned(t) - start);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
 	unmap_expect(t, c.container, IOVA - 4 * PG, 16 * PG, 8 * PG);
 	VT_CHECKF(t, pinned(t) == start, "%ld still pinned",
 		  pinned(t) - start);
@@ -584,7 +584,7 @@ static void test_unmap_v1(struct vt *t, void *arg)
 	ctr_open(t, &c, VT_EDU0, VFIO_TYPE1_IOMMU);
 	buf = anon(t, 8 * PG);
 	start = pinned(t);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
 	unmap_arg_errors(t, c.container);
 
 	/*
@@ -595,14 +595,14 @@ static void test_unmap_v1(struct vt *t, void *arg)
 	unmap_expect(t, c.container, IOVA + PG, PG, PG);
 	VT_CHECKF(t, pinned(t) == start + 3, "%ld pinned, want 3",
 		  pinned(t) - start);
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA, PG, RW), EEXIST);
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA + 2 * PG, PG, RW), EEXIST);
-	VT_OK(t, vtm_map(c.container, buf + PG, IOVA + PG, PG, RW));
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA, PG, RW), EEXIST);
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA + 2 * PG, PG, RW), EEXIST);
+	VT_OK(t, vtc_map(c.container, buf + PG, IOVA + PG, PG, RW));
 
 	unmap_expect(t, c.container, IOVA, 4 * PG, 4 * PG);
 	VT_CHECKF(t, pinned(t) == start, "%ld still pinned",
 		  pinned(t) - start);
-	VT_OK(t, vtm_map(c.container, buf, IOVA + PG, PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA + PG, PG, RW));
 	unmap_expect(t, c.container, 0, 0x10000000, PG);
 	ctr_close(&c);
 	munmap(buf, 8 * PG);
@@ -624,8 +624,8 @@ static void test_unmap_all(struct vt *t, void *arg)
 	}
 	buf = anon(t, 8 * PG);
 	start = pinned(t);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
-	VT_OK(t, vtm_map(c.container, buf + 4 * PG, 0x8000000, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf + 4 * PG, 0x8000000, 4 * PG, RW));
 	VT_ERRNO(t, unmap_raw(c.container, asz, VFIO_DMA_UNMAP_FLAG_ALL,
 			      IOVA, 0), EINVAL);
 	VT_ERRNO(t, unmap_raw(c.container, asz, VFIO_DMA_UNMAP_FLAG_ALL, 0,
@@ -636,14 +636,14 @@ static void test_unmap_all(struct vt *t, void *arg)
 	{
 		uint64_t got = ~0ULL;
 
-		VT_OK(t, vtm_unmap_flags(c.container, 0, 0,
+		VT_OK(t, vtc_unmap_flags(c.container, 0, 0,
 					 VFIO_DMA_UNMAP_FLAG_ALL, &got));
 		VT_CHECKF(t, got == 8 * PG, "UNMAP_ALL wrote back 0x%llx, "
 			  "want 0x%lx", (unsigned long long)got, 8 * PG);
 	}
 	VT_CHECKF(t, pinned(t) == start, "%ld still pinned",
 		  pinned(t) - start);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 4 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 4 * PG, RW));
 	unmap_expect(t, c.container, IOVA, 4 * PG, 4 * PG);
 	ctr_close(&c);
 	munmap(buf, 8 * PG);
@@ -674,22 +674,22 @@ static void child_over_limit(struct vt *t, void *arg)
 	buf = anon(t, 4 * limit_pages * PG);
 	a.pins = pinned(t);
 	a.kb = vt_locked_kb(0);
-	VT_OK(t, vtm_map(c->container, buf, IOVA, limit_pages / 2 * PG, RW));
+	VT_OK(t, vtc_map(c->container, buf, IOVA, limit_pages / 2 * PG, RW));
 	VT_CHECK_ACCT(t, &a, limit_pages / 2);
 	/* A map that would cross the limit fails and pins nothing. */
-	VT_ERRNO(t, vtm_map(c->container, buf + limit_pages * PG, 0x2000000,
+	VT_ERRNO(t, vtc_map(c->container, buf + limit_pages * PG, 0x2000000,
 			    limit_pages * PG, RW), ENOMEM);
 	VT_CHECK_ACCT(t, &a, limit_pages / 2);
 	unmap_expect(t, c->container, IOVA, limit_pages / 2 * PG,
 		     limit_pages / 2 * PG);
-	VT_ERRNO(t, vtm_map(c->container, buf, IOVA, 4 * limit_pages * PG,
+	VT_ERRNO(t, vtc_map(c->container, buf, IOVA, 4 * limit_pages * PG,
 			    RW), ENOMEM);
 	VT_CHECK_ACCT(t, &a, 0);
 	/* Exactly the limit is allowed. */
-	VT_OK(t, vtm_map(c->container, buf, IOVA, limit_pages * PG, RW));
+	VT_OK(t, vtc_map(c->container, buf, IOVA, limit_pages * PG, RW));
 	VT_CHECK_ACCT(t, &a, limit_pages);
 	/* ... and the IOVA of a failed map is free again. */
-	VT_OK(t, vtm_unmap(c->container, IOVA, limit_pages * PG, NULL));
+	VT_OK(t, vtc_unmap(c->container, IOVA, limit_pages * PG, NULL));
 	VT_CHECK_ACCT(t, &a, 0);
 	ctr_close(c);
 }
@@ -716,17 +716,17 @@ static void test_rlimit_enomem(struct vt *t, void *arg)
  */
 static void test_close_unpins(struct vt *t, void *arg)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	uint8_t *buf;
 	long start;
 
 	(void)arg;
 	buf = anon(t, 32 * PG);
 	start = pinned(t);
-	VT_CHECKF(t, vtm_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
+	VT_CHECKF(t, vtc_open_dev(&d, VT_EDU0, 0) == 0, "open %s: %s",
 		  VT_EDU0, strerror(errno));
-	VT_OK(t, vtm_map(d.container_fd, buf, IOVA, 16 * PG, RW));
-	VT_OK(t, vtm_map(d.container_fd, buf + 16 * PG, 0x3000000, 16 * PG,
+	VT_OK(t, vtc_map(d.container_fd, buf, IOVA, 16 * PG, RW));
+	VT_OK(t, vtc_map(d.container_fd, buf + 16 * PG, 0x3000000, 16 * PG,
 			 RW));
 	VT_CHECKF(t, pinned(t) == start + 32, "%ld pinned, want 32",
 		  pinned(t) - start);
@@ -758,17 +758,17 @@ static void test_unset_last_group_unpins(struct vt *t, void *arg)
 	buf = anon(t, 16 * PG);
 	start = pinned(t);
 	ctr_open(t, &c, VT_EDU0, 0);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 16 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 16 * PG, RW));
 	VT_CHECKF(t, pinned(t) == start + 16, "%ld pinned, want 16",
 		  pinned(t) - start);
-	VT_OK(t, vtm_unset_container(c.group));
+	VT_OK(t, vtc_unset_container(c.group));
 	VT_CHECKF(t, pinned(t) == start, "%ld still pinned after the last "
 		  "group left", pinned(t) - start);
-	VT_ERRNO(t, vtm_map(c.container, buf, IOVA, PG, RW), EINVAL);
-	VT_OK(t, vtm_set_container(c.group, c.container));
-	VT_OK(t, vtm_set_iommu(c.container, 0));
+	VT_ERRNO(t, vtc_map(c.container, buf, IOVA, PG, RW), EINVAL);
+	VT_OK(t, vtc_set_container(c.group, c.container));
+	VT_OK(t, vtc_set_iommu(c.container, 0));
 	/* A fresh backend: the old IOVA is free. */
-	VT_OK(t, vtm_map(c.container, buf, IOVA, 16 * PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, 16 * PG, RW));
 	ctr_close(&c);
 	VT_CHECKF(t, settle(t, start) == start, "%ld still pinned",
 		  pinned(t) - start);
@@ -796,9 +796,9 @@ static void *mapper_thread(void *arg)
 	int ret;
 
 	while (!m->stop) {
-		ret = vtm_map(m->container, m->buf, IOVA, PG, RW);
+		ret = vtc_map(m->container, m->buf, IOVA, PG, RW);
 		if (!ret)
-			ret = vtm_unmap(m->container, IOVA, PG, NULL);
+			ret = vtc_unmap(m->container, IOVA, PG, NULL);
 		if (!ret) {
 			m->ok++;
 		} else if (errno == EINVAL) {
@@ -829,23 +829,23 @@ static void test_unset_during_maps(struct vt *t, void *arg)
 		VT_CHECKF(t, !pthread_create(&thread, NULL, mapper_thread, &m),
 			  "pthread_create");
 		usleep(2000 + 1000 * round);
-		VT_OK(t, vtm_unset_container(c.group));
+		VT_OK(t, vtc_unset_container(c.group));
 		usleep(2000);
 		m.stop = 1;
 		pthread_join(thread, NULL);
 		VT_CHECKF(t, settle(t, start) == start, "round %d: %ld pinned "
 			  "after the last group left", round,
 			  pinned(t) - start);
-		VT_ERRNO(t, vtm_map(c.container, m.buf, IOVA, PG, RW), EINVAL);
-		VT_OK(t, vtm_set_container(c.group, c.container));
-		VT_OK(t, vtm_set_iommu(c.container, 0));
+		VT_ERRNO(t, vtc_map(c.container, m.buf, IOVA, PG, RW), EINVAL);
+		VT_OK(t, vtc_set_container(c.group, c.container));
+		VT_OK(t, vtc_set_iommu(c.container, 0));
 	}
 	VT_CHECKF(t, !m.other, "%ld calls failed with %s", m.other,
 		  strerror(m.other_errno));
 	VT_CHECKF(t, m.ok > 0 && m.einval > 0, "%ld calls worked, %ld found "
 		  "the container unset: the race was not run", m.ok, m.einval);
 	/* The set opened again is a fresh one that maps. */
-	VT_OK(t, vtm_map(c.container, m.buf, IOVA, PG, RW));
+	VT_OK(t, vtc_map(c.container, m.buf, IOVA, PG, RW));
 	ctr_close(&c);
 	VT_CHECKF(t, settle(t, start) == start, "%ld still pinned",
 		  pinned(t) - start);
@@ -855,20 +855,20 @@ static void test_unset_during_maps(struct vt *t, void *arg)
 /* Child: container, group, IOMMU, CHILD_PAGES mapped, a device fd. */
 static void __attribute__((noreturn)) victim(int ready, const char *dev)
 {
-	struct vtm_dev d;
+	struct vtc_dev d;
 	uint8_t *buf;
 	char c = 'r';
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (vtm_open_dev(&d, dev, 0))
+	if (vtc_open_dev(&d, dev, 0))
 		_exit(10);
 	buf = mmap(NULL, CHILD_PAGES * PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		_exit(12);
 	memset(buf, 0x66, CHILD_PAGES * PG);
-	if (vtm_map(d.container_fd, buf, IOVA, CHILD_PAGES / 2 * PG, RW) ||
-	    vtm_map(d.container_fd, buf + CHILD_PAGES / 2 * PG, 0x1000000,
+	if (vtc_map(d.container_fd, buf, IOVA, CHILD_PAGES / 2 * PG, RW) ||
+	    vtc_map(d.container_fd, buf + CHILD_PAGES / 2 * PG, 0x1000000,
 		    CHILD_PAGES / 2 * PG, RW))
 		_exit(13);
 	if (write(ready, &c, 1) != 1)
@@ -915,7 +915,7 @@ static void test_sigkill_unpins(struct vt *t, void *arg)
 	/* Group and IOVAs are free for the next user. */
 	ctr_open(t, &c, VT_EDU0, 0);
 	buf = anon(t, PG);
-	VT_OK(t, vtm_map(c.container, buf, IOVA, PG, RW));
+	VT_OK(t, vtc_map(c.container, buf, IOVA, PG, RW));
 	unmap_expect(t, c.container, IOVA, PG, PG);
 	ctr_close(&c);
 	munmap(buf, PG);
@@ -940,7 +940,7 @@ static int fork_mapper(int container, int report)
 	if (buf == MAP_FAILED)
 		return 11;
 	memset(buf, 0x5c, FORK_PAGES * PG);
-	if (vtm_map(container, buf, IOVA2, FORK_PAGES * PG, RW))
+	if (vtc_map(container, buf, IOVA2, FORK_PAGES * PG, RW))
 		return errno == EPERM ? 12 : 13;
 	delta = vt_locked_kb(0) - before;
 	return write(report, &delta, sizeof(delta)) == sizeof(delta) ? 0 : 14;
@@ -1030,7 +1030,7 @@ static void *stuck_map_thread(void *arg)
 	struct stuck_map *m = arg;
 
 	wait_go(&m->go);
-	m->ret = vtm_map(m->container, m->buf, IOVA, STUCK_PAGES * PG, RW);
+	m->ret = vtc_map(m->container, m->buf, IOVA, STUCK_PAGES * PG, RW);
 	m->err = errno;
 	return NULL;
 }
@@ -1060,7 +1060,7 @@ static void *attach_thread(void *arg)
 
 	wait_go(&a->go);
 	start = vt_now_ms();
-	a->ret = vtm_set_container(a->group, a->container);
+	a->ret = vtc_set_container(a->group, a->container);
 	a->err = errno;
 	a->ms = vt_now_ms() - start;
 	a->done = 1;
@@ -1110,15 +1110,15 @@ static void other_user_child(int go)
 
 	if (read(go, &c, 1) != 1)
 		_exit(2);
-	container = vtm_open_container();
-	group = vtm_open_group_of(VT_TESTDEV0);
+	container = vtc_open_container();
+	group = vtc_open_group_of(VT_TESTDEV0);
 	buf = mmap(NULL, PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (container < 0 || group < 0 || buf == MAP_FAILED ||
-	    vtm_set_container(group, container) ||
-	    vtm_set_iommu(container, VFIO_TYPE1v2_IOMMU) ||
-	    vtm_map(container, buf, IOVA, PG, RW) ||
-	    vtm_unmap(container, IOVA, PG, NULL))
+	    vtc_set_container(group, container) ||
+	    vtc_set_iommu(container, VFIO_TYPE1v2_IOMMU) ||
+	    vtc_map(container, buf, IOVA, PG, RW) ||
+	    vtc_unmap(container, IOVA, PG, NULL))
 		_exit(1);
 	_exit(0);
 }
@@ -1192,7 +1192,7 @@ static void test_stuck_pin_blocks_nobody(struct vt *t, void *arg)
 	ctr_open(t, &c, VT_EDU1, VFIO_TYPE1v2_IOMMU);
 	m.container = c.container;
 	a.container = c.container;
-	a.group = vtm_open_group_of(VT_EDU0);
+	a.group = vtc_open_group_of(VT_EDU0);
 
 	/* Nothing below may fail the case before the reads are answered. */
 	pthread_create(&m.thread, NULL, stuck_map_thread, &m);
@@ -1238,9 +1238,9 @@ static void test_stuck_pin_blocks_nobody(struct vt *t, void *arg)
 
 /* ---- two groups in one container ------------------------------------------ */
 
-static void edu_up(struct vt *t, struct vt_edu *e, const struct vtm_dev *d)
+static void edu_up(struct vt *t, struct vt_edu *e, const struct vtc_dev *d)
 {
-	VT_CHECKF(t, vtm_edu_init(e, d->device_fd) == 0, "edu %s: %s",
+	VT_CHECKF(t, vtc_edu_init(e, d->device_fd) == 0, "edu %s: %s",
 		  d->name, strerror(errno));
 }
 
@@ -1257,7 +1257,7 @@ static void edu_copy(struct vt *t, struct vt_edu *e, uint64_t src,
 static void test_two_groups(struct vt *t, void *arg)
 {
 	const uint32_t len = 2048;
-	struct vtm_dev d0, d1;
+	struct vtc_dev d0, d1;
 	struct vt_edu e0, e1;
 	uint8_t *buf;
 	uint32_t flags, i;
@@ -1271,18 +1271,18 @@ static void test_two_groups(struct vt *t, void *arg)
 		buf[i] = (uint8_t)(i * 7 + 3);
 	memset(buf + PG, 0, 3 * PG);
 	start = pinned(t);
-	VT_CHECKF(t, vtm_open_dev(&d0, VT_EDU0, 0) == 0, "open %s: %s",
+	VT_CHECKF(t, vtc_open_dev(&d0, VT_EDU0, 0) == 0, "open %s: %s",
 		  VT_EDU0, strerror(errno));
-	VT_CHECKF(t, vtm_open_dev_in(&d1, VT_EDU1, d0.container_fd) == 0,
+	VT_CHECKF(t, vtc_open_dev_in(&d1, VT_EDU1, d0.container_fd) == 0,
 		  "put %s into the container of %s: %s", VT_EDU1, VT_EDU0,
 		  strerror(errno));
-	VT_OK(t, vtm_group_status(d1.group_fd, &flags));
+	VT_OK(t, vtc_group_status(d1.group_fd, &flags));
 	VT_CHECKF(t, flags == (VFIO_GROUP_FLAGS_VIABLE |
 			       VFIO_GROUP_FLAGS_CONTAINER_SET),
 		  "second group's status 0x%x", flags);
 	/* One IOMMU for both: a map through either fd is the same map. */
-	VT_OK(t, vtm_map(d1.container_fd, buf, IOVA, 4 * PG, RW));
-	VT_ERRNO(t, vtm_map(d0.container_fd, buf, IOVA, PG, RW), EEXIST);
+	VT_OK(t, vtc_map(d1.container_fd, buf, IOVA, 4 * PG, RW));
+	VT_ERRNO(t, vtc_map(d0.container_fd, buf, IOVA, PG, RW), EEXIST);
 	VT_CHECKF(t, pinned(t) == start + 4, "%ld pinned, want 4",
 		  pinned(t) - start);
 
@@ -1298,15 +1298,15 @@ static void test_two_groups(struct vt *t, void *arg)
 	/* edu1's group leaves; the IOMMU and edu0's DMA stay. */
 	close(d1.device_fd);
 	d1.device_fd = -1;
-	VT_OK(t, vtm_unset_container(d1.group_fd));
+	VT_OK(t, vtc_unset_container(d1.group_fd));
 	VT_CHECKF(t, pinned(t) == start + 4, "%ld pinned after one group "
 		  "left, want 4", pinned(t) - start);
 	memset(buf + 3 * PG, 0, PG);
 	edu_copy(t, &e0, IOVA, IOVA + 3 * PG, len);
 	VT_CHECKF(t, !memcmp(buf, buf + 3 * PG, len), "edu0's copy differs "
 		  "after edu1 left");
-	vtm_close_dev(&d1);
-	vtm_close_dev(&d0);
+	vtc_close_dev(&d1);
+	vtc_close_dev(&d0);
 	VT_CHECKF(t, settle(t, start) == start, "%ld still pinned",
 		  pinned(t) - start);
 	munmap(buf, 4 * PG);
@@ -1314,7 +1314,7 @@ static void test_two_groups(struct vt *t, void *arg)
 
 int main(void)
 {
-	struct vt t = { .prog = "t-modern-container" };
+	struct vt t = { .prog = "t-container" };
 
 	VT_RUN_CLOSE(&t, test_api_version);
 	VT_RUN_CLOSE(&t, test_check_extension);
