@@ -7,7 +7,8 @@
  * and bad fds, merges and unmerges of the edu groups, MAP/UNMAP storms,
  * region reads and writes at random offsets, mmaps, eventfds that are not
  * eventfds, closes in random order, and forks whose child runs a few
- * operations on the inherited fds and dies.  The kernel must survive it
+ * operations on the inherited fds and dies, and unloads and reloads of
+ * vfio_pci under all of it.  The kernel must survive it
  * without a report (the harness watches the console), every failing call
  * must return an errno a user can understand, and afterwards nothing may
  * stay pinned or charged to the process.
@@ -136,6 +137,11 @@ struct fuzz {
 	char bad_mmap_what[160];
 	long mmap_sigbus;	/* mmap reads with decode off */
 	long decode_toggles;
+
+	/* op_reload: under lock; the counts with __atomic builtins. */
+	uint64_t next_reload_ms;
+	long reloads, reload_refused, reload_failed;
+	int reload_errno;
 
 	int has_edu2;		/* bound to vfio: op_reset_mmap runs */
 	int reset_mmap_busy;	/* one op_reset_mmap at a time */
@@ -1149,6 +1155,44 @@ struct op {
 	const char *name;
 };
 
+/*
+ * rmmod vfio_pci and load it again, at most every RELOAD_GAP_MS.  The
+ * unload is refused while any device fd or mmap is open (each open
+ * device holds a reference on the module); otherwise it takes every
+ * group from under the other threads, whose fds answer ENODEV and whose
+ * opens ENOENT until new_id has bound the devices again.
+ */
+#define RELOAD_GAP_MS	2000
+
+static void op_reload(struct worker *w)
+{
+	struct fuzz *fz = w->fz;
+	uint64_t now = vt_now_ms();
+	int go;
+
+	if (w->in_child)
+		return;
+	pthread_mutex_lock(&fz->lock);
+	go = now >= fz->next_reload_ms;
+	if (go)
+		fz->next_reload_ms = now + RELOAD_GAP_MS;
+	pthread_mutex_unlock(&fz->lock);
+	if (!go)
+		return;
+	if (syscall(SYS_delete_module, "vfio_pci", O_NONBLOCK)) {
+		trace(w, "rmmod vfio_pci: %s", strerror(errno));
+		__atomic_add_fetch(&fz->reload_refused, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	trace(w, "rmmod vfio_pci: done, loading it again");
+	if (vt_vfio_pci_reload()) {
+		fz->reload_errno = errno;
+		__atomic_add_fetch(&fz->reload_failed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&fz->reloads, 1, __ATOMIC_RELAXED);
+}
+
 #define OP(fn, weight) { fn, weight, #fn }
 
 static const struct op ops[] = {
@@ -1160,6 +1204,7 @@ static const struct op ops[] = {
 	OP(op_unmask, 3),	OP(op_reset, 1),	OP(op_random_ioctl, 4),
 	OP(op_rw, 8),		OP(op_mmap, 3),		OP(op_dup, 2),
 	OP(op_fork, 1),		OP(op_decode, 3),	OP(op_reset_mmap, 1),
+	OP(op_reload, 1),
 };
 
 static void run_ops(struct worker *w, long n)
@@ -1447,12 +1492,17 @@ static void test_fuzz(struct vt *t, void *arg)
 	       "%ld late userfaultfd pages served",
 	       fz->decode_toggles, fz->mmap_sigbus, fz->resets,
 	       fz->reset_reads, fz->reset_sigbus, fz->slow_faults);
+	printf("\n# vfio_pci: %ld unloads and reloads, %ld unloads refused "
+	       "(a device open)", fz->reloads, fz->reload_refused);
 	printf("\n# reproduce: t-fuzz %" PRIu64 " %ld <secs> 1 "
 	       "(VT_FUZZ_TRACE=1 to print every call)\n", fz->seed,
 	       fz->max_iters);
 	fflush(stdout);
 
 	VT_CHECKF(t, fz->calls > 0, "no calls were made");
+	VT_CHECKF(t, !fz->reload_failed, "%ld reloads of vfio_pci failed: %s",
+		  fz->reload_failed, strerror(fz->reload_errno));
+	VT_CHECKF(t, vt_module_loaded("vfio_pci"), "vfio_pci not loaded at the end");
 	VT_CHECKF(t, !fz->slow || fz->slow_faults > 0, "no call touched the "
 		  "userfaultfd pages");
 	VT_CHECKF(t, fz->odd_errno == 0, "%ld calls failed with an unexpected "

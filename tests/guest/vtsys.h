@@ -85,8 +85,8 @@ int vt_module_loaded(const char *name);
 
 /*
  * vfio_pci loaded again (unless it is) with the parameters /init gave it,
- * and the test devices' IDs added to its new_id as /init does.  Does not
- * wait for the binds.
+ * without a fork, and the test devices' IDs added to its new_id as /init
+ * does, which binds the unbound ones.
  */
 int vt_vfio_pci_reload(void);
 
