@@ -33,6 +33,66 @@ module_param_string(ids, ids, sizeof(ids), 0);
 MODULE_PARM_DESC(ids,
 		 "Devices to bind to vfio-pci at load: vendor:device[:subvendor[:subdevice[:class[:class_mask]]]], hex, comma separated");
 
+/*
+ * Options of the kernel's vfio-pci that device assignment guides set.
+ * nointxmask has the kernel's meaning.  disable_vga and disable_idle_d3
+ * ask for what this driver always does (it exposes no VGA region and
+ * leaves idle devices in D0), so they are taken and said so.
+ * enable_sriov asks for what it cannot do (a PF bound here creates no
+ * VFs): refused with what to do instead, and reset to N, but the module
+ * still loads, so that the boot's bindings do not fail with it.
+ */
+static bool nointxmask;
+module_param(nointxmask, bool, 0444);
+MODULE_PARM_DESC(nointxmask,
+		 "Disable PCI 2.3 INTx masking: each device's INTx line must then be its own");
+
+static bool disable_vga;
+module_param(disable_vga, bool, 0444);
+MODULE_PARM_DESC(disable_vga, "Accepted: no VGA region is ever exposed");
+
+static bool disable_idle_d3;
+module_param(disable_idle_d3, bool, 0444);
+MODULE_PARM_DESC(disable_idle_d3, "Accepted: idle devices are left in D0");
+
+static bool enable_sriov;
+module_param(enable_sriov, bool, 0444);
+MODULE_PARM_DESC(enable_sriov, "Refused: SR-IOV PFs cannot create VFs here");
+
+static const struct {
+	bool		*set;
+	const char	*name;
+	bool		refuse;
+	const char	*what;
+} vfio_pci_guide_opts[] = {
+	{ &disable_vga, "disable_vga", false,
+	  "no VGA region is ever exposed; nothing to disable" },
+	{ &disable_idle_d3, "disable_idle_d3", false,
+	  "idle devices stay in D0 already; nothing to disable" },
+	{ &enable_sriov, "enable_sriov", true,
+	  "a PF bound to vfio-dkms's vfio_pci cannot create VFs; bind the PF to its own driver, or remove vfio-dkms to use the kernel's vfio-pci" },
+};
+
+/* Say what the guides' options mean here; take back the refused ones. */
+static void __init vfio_pci_check_guide_opts(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vfio_pci_guide_opts); i++) {
+		if (!*vfio_pci_guide_opts[i].set)
+			continue;
+		if (vfio_pci_guide_opts[i].refuse) {
+			pr_warn("vfio_pci: %s=1 refused: %s\n",
+				vfio_pci_guide_opts[i].name,
+				vfio_pci_guide_opts[i].what);
+			*vfio_pci_guide_opts[i].set = false;
+			continue;
+		}
+		pr_info("vfio_pci: %s=1: %s\n", vfio_pci_guide_opts[i].name,
+			vfio_pci_guide_opts[i].what);
+	}
+}
+
 /* Any reset method at all, as probed when the device was added. */
 static bool vfio_pci_has_reset(struct pci_dev *pdev)
 {
@@ -245,7 +305,7 @@ static int vfio_pci_open(void *device_data)
 	if (ret)
 		goto err_free_state;
 
-	vdev->pci_2_3 = pci_intx_mask_supported(pdev);
+	vdev->pci_2_3 = !nointxmask && pci_intx_mask_supported(pdev);
 	vdev->irq_type = VFIO_PCI_IRQ_NONE;
 	vdev->intx_masked = false;
 	vfio_pci_find_msix(vdev);
@@ -816,6 +876,7 @@ static int __init vfio_pci_init(void)
 {
 	int ret;
 
+	vfio_pci_check_guide_opts();
 	ret = bus_register_notifier(&pci_bus_type, &vfio_pci_nb);
 	if (ret)
 		return ret;

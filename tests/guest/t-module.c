@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
@@ -113,6 +114,77 @@ static void test_reload(struct vt *t, void *arg)
 		VT_CHECKF(t, vt_wait_path(path, 1, BIND_WAIT_MS) == 0,
 			  "%s missing", path);
 	}
+}
+
+/*
+ * The kernel's vfio-pci options that device assignment guides set:
+ * nointxmask works as the kernel's (INTx masked at the interrupt
+ * controller, never through the device's INTx disable bit), disable_vga
+ * and disable_idle_d3 are taken (this driver never exposes VGA nor puts
+ * idle devices in D3), enable_sriov is refused with a message and left
+ * N, and the module loads all the same.  Before, each was "unknown
+ * parameter ... ignored".
+ */
+#define GUIDE_OPTS	"nointxmask=1 disable_vga=1 disable_idle_d3=1 enable_sriov=1"
+#define PARAM_DIR	"/sys/module/vfio_pci/parameters/"
+
+static int param_is(const char *name, char want)
+{
+	char path[96], buf[8] = "";
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	return vt_read_file(path, buf, sizeof(buf)) > 0 && buf[0] == want;
+}
+
+static void intx_without_mask_bit(struct vt *t)
+{
+	struct vt_dev d;
+	int32_t efd;
+
+	VT_OK(t, vt_open_dev(&d, VT_EDU1));
+	efd = VT_OK(t, eventfd(0, EFD_CLOEXEC));
+	VT_OK(t, vt_set_irq_eventfds(d.device_fd, VFIO_PCI_INTX_IRQ_INDEX, 1,
+				     &efd));
+	vt_set_cmd_bits(t, d.device_fd, VT_PCI_COMMAND_MEMORY, 0);
+	vt_bar0_wr(t, d.device_fd, VT_EDU_IRQ_RAISE, 1);
+	VT_CHECKF(t, vt_fired(efd, VT_IRQ_WAIT_MS), "no INTx with nointxmask");
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU1, VT_PCI_COMMAND, 2) &
+		       VT_PCI_COMMAND_INTX_OFF),
+		  "nointxmask=1, yet the device's INTx disable bit masks it");
+	/* Masked at the controller: the next one waits for the unmask. */
+	vt_bar0_wr(t, d.device_fd, VT_EDU_IRQ_ACK, 1);
+	vt_bar0_wr(t, d.device_fd, VT_EDU_IRQ_RAISE, 2);
+	VT_CHECKF(t, !vt_fired(efd, VT_IRQ_QUIET_MS), "INTx while masked");
+	vt_close_dev(&d);
+	close(efd);
+}
+
+static void test_guide_options(struct vt *t, void *arg)
+{
+	int loaded;
+
+	(void)arg;
+	VT_CHECKF(t, system("rmmod vfio_pci") == 0, "rmmod vfio_pci failed");
+	loaded = vt_vfio_pci_load(GUIDE_OPTS) == 0;
+	if (!loaded) {
+		int err = errno;
+
+		vt_vfio_pci_reload();
+		vt_fail(t, __FILE__, __LINE__, "vfio_pci with %s: %s",
+			GUIDE_OPTS, strerror(err));
+	}
+	VT_CHECKF(t, vt_wait_path("/sys/bus/pci/drivers/vfio/" VT_EDU1, 1,
+				  BIND_WAIT_MS) == 0, "%s not back on vfio",
+		  VT_EDU1);
+	VT_CHECKF(t, param_is("nointxmask", 'Y') &&
+		  param_is("disable_vga", 'Y') &&
+		  param_is("disable_idle_d3", 'Y') &&
+		  param_is("enable_sriov", 'N'),
+		  "parameters not as asked (enable_sriov must read N)");
+	VT_CHECKF(t, system("dmesg | grep -q 'enable_sriov=1 refused: a PF'") == 0,
+		  "no message refusing enable_sriov");
+	intx_without_mask_bit(t);
+	VT_CHECKF(t, system("rmmod vfio_pci") == 0, "rmmod vfio_pci failed");
 }
 
 #define HOLD_DEV	VT_EDU1
@@ -267,6 +339,8 @@ int main(void)
 
 	VT_RUN_CLOSE(&t, test_unload_with_device_fd);
 	VT_RUN_CLOSE(&t, test_unload_with_group_fd);
+	VT_RUN_CLOSE(&t, test_reload);
+	VT_RUN_CLOSE(&t, test_guide_options);
 	VT_RUN_CLOSE(&t, test_reload);
 	/* Last: on failure an attach sleeps for good under vfio.lock. */
 	VT_RUN_CLOSE(&t, test_unload_between_del_and_removed);

@@ -244,14 +244,22 @@ static void vfio_pci_params(char *buf, size_t len)
  */
 int vt_vfio_pci_reload(void)
 {
+	return vt_vfio_pci_load(NULL);
+}
+
+int vt_vfio_pci_load(const char *extra)
+{
 	static const char *const ids[] = { "1234 11e8", "1b36 0005" };
-	char params[256], path[160];
+	char params[512], path[160];
 	struct utsname u;
 	unsigned int i;
 	int fd, ret, err;
 
 	if (!vt_module_loaded("vfio_pci")) {
-		vfio_pci_params(params, sizeof(params));
+		vfio_pci_params(params, sizeof(params) / 2);
+		if (extra)
+			snprintf(params + strlen(params),
+				 sizeof(params) - strlen(params), " %s", extra);
 		if (uname(&u))
 			return -1;
 		snprintf(path, sizeof(path),

@@ -90,6 +90,9 @@ int vt_module_loaded(const char *name);
  */
 int vt_vfio_pci_reload(void);
 
+/* The same, with @extra (NULL: none) after /init's parameters. */
+int vt_vfio_pci_load(const char *extra);
+
 /* ---- groups ----------------------------------------------------------- */
 
 /* IOMMU group number of dev (from /sys/bus/pci/devices/<dev>/iommu_group). */
