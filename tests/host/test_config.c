@@ -53,6 +53,7 @@ static void parse(const struct suite *s, const char *name, const void *data,
 		exit(2);
 	}
 	r->ret = conf_load(&r->c, strdup(path), err);
+	conf_report(&r->c);
 	fclose(err);
 }
 
@@ -313,25 +314,134 @@ static void test_huge(struct suite *s)
 	free(buf);
 }
 
+/* How often @needle occurs in @hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
 static void test_error_cap(struct suite *s)
 {
 	char *buf = malloc(8 * 200);
 	struct result r;
 	size_t n = 0;
-	int lines = 0;
-	char *p;
+	int lines;
 
 	for (int i = 0; i < 200; i++)
 		n += (size_t)sprintf(buf + n, "bad%d\n", i);
 	parse(s, "error-cap", buf, n, &r);
-	for (p = r.err; (p = strstr(p, ": bad device")); p++)
-		lines++;
-	if (r.c.errors != 200 || lines != CONF_MAX_ERRORS ||
-	    !strstr(r.err, "too many errors"))
-		report(s, "error-cap", "%d errors counted, %d reported",
-		       r.c.errors, lines);
+	lines = count(r.err, ": bad device");
+	if (r.c.errors != 200 || lines != 50 ||
+	    !strstr(r.err, "error-cap: 150 more errors not shown\n"))
+		report(s, "error-cap", "%d errors counted, %d reported: %.300s",
+		       r.c.errors, lines, r.err + (r.err_len > 300 ?
+						   r.err_len - 300 : 0));
 	else
 		report(s, "error-cap", NULL);
+	done(&r);
+	free(buf);
+}
+
+/*
+ * Problems found after parsing (topology, warnings) on earlier lines come
+ * out before the parser's, and the cap keeps the earliest lines.
+ */
+static void test_diag_order(struct suite *s)
+{
+	static const char text[] = "0000:03:00.0\n\nbad3\n";
+	char path[4096], *out = NULL;
+	struct conf c;
+	size_t len = 0;
+	FILE *f;
+
+	write_file(s, "diag-order", text, sizeof(text) - 1, path,
+		   sizeof(path));
+	f = open_memstream(&out, &len);
+	if (!f || conf_load(&c, path, f)) {
+		report(s, "diag-order", "cannot load");
+		return;
+	}
+	conf_warn(&c, 1, "w1");
+	conf_error(&c, 2, "e2");
+	conf_report(&c);
+	fflush(f);
+	if (!strstr(out, ":1: warning: w1\n") || !strstr(out, ":2: e2\n") ||
+	    strstr(out, ":1: warning") > strstr(out, ":2: e2") ||
+	    strstr(out, ":2: e2") > strstr(out, ":3: bad device"))
+		report(s, "diag-order", "not by line: %s", out);
+	else
+		report(s, "diag-order", NULL);
+	conf_free(&c);
+	fclose(f);
+	free(out);
+}
+
+static void test_diag_cap_by_line(struct suite *s)
+{
+	char *buf = malloc(8 * 100), path[4096], *out = NULL;
+	struct conf c;
+	size_t n = 0, len = 0;
+	FILE *f;
+	int i;
+
+	/* Lines 1-40 blank, errors on 41-100, then warnings on 1-40. */
+	for (i = 0; i < 40; i++)
+		buf[n++] = '\n';
+	for (i = 40; i < 100; i++)
+		n += (size_t)sprintf(buf + n, "bad%d\n", i + 1);
+	write_file(s, "diag-cap-by-line", buf, n, path, sizeof(path));
+	f = open_memstream(&out, &len);
+	if (!f || conf_load(&c, path, f)) {
+		report(s, "diag-cap-by-line", "cannot load");
+		free(buf);
+		return;
+	}
+	for (i = 1; i <= 40; i++)
+		conf_warn(&c, i, "w%d", i);
+	conf_report(&c);
+	fflush(f);
+	if (count(out, ": warning: w") != 40 ||
+	    count(out, ": bad device") != 10 ||
+	    !strstr(out, ":50: bad device \"bad50\"") ||
+	    strstr(out, ":51: ") ||
+	    !strstr(out, "diag-cap-by-line: 50 more errors not shown\n"))
+		report(s, "diag-cap-by-line", "wrong 50 kept: %s", out);
+	else
+		report(s, "diag-cap-by-line", NULL);
+	conf_free(&c);
+	fclose(f);
+	free(out);
+	free(buf);
+}
+
+/* The line where parsing stopped is said even past the cap. */
+static void test_diag_cap_stop(struct suite *s)
+{
+	size_t size = CONF_MAX_SIZE + 4096, n = 0;
+	char *buf = malloc(size);
+	struct result r;
+
+	for (int i = 0; i < 200; i++)
+		n += (size_t)sprintf(buf + n, "bad%d\n", i);
+	while (n + 100 <= size) {
+		memset(buf + n, '#', 99);
+		buf[n + 99] = '\n';
+		n += 100;
+	}
+	parse(s, "diag-cap-stop", buf, n, &r);
+	if (r.c.errors != 201 || count(r.err, ": bad device") != 49 ||
+	    !strstr(r.err, ": file too large") ||
+	    !strstr(r.err, "151 more errors not shown"))
+		report(s, "diag-cap-stop", "%d errors: %.200s", r.c.errors,
+		       r.err + (r.err_len > 200 ? r.err_len - 200 : 0));
+	else
+		report(s, "diag-cap-stop", NULL);
 	done(&r);
 	free(buf);
 }
@@ -385,6 +495,9 @@ int main(int argc, char **argv)
 	test_long_lines(&s);
 	test_huge(&s);
 	test_error_cap(&s);
+	test_diag_order(&s);
+	test_diag_cap_by_line(&s);
+	test_diag_cap_stop(&s);
 	test_addr_parsing(&s);
 	fprintf(stderr, "test_config: %d passed, %d failed\n", s.passed,
 		s.failed);

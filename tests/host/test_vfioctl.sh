@@ -1258,6 +1258,31 @@ case_check_syntax_and_users() {
 	want_in "$T/err" "devices.conf:3: bad mode"
 }
 
+# Parse errors and topology errors interleave by line.
+case_check_diagnostics_by_line() {
+	conf "0000:00:1f.0" "" "nonsense"
+	rc 1 vf check
+	local topo bad
+	topo=$(grep -n "devices.conf:1: IOMMU group 4" "$T/err" | cut -d: -f1)
+	bad=$(grep -n "devices.conf:3: bad device" "$T/err" | cut -d: -f1)
+	if [ -z "$topo" ] || [ -z "$bad" ]; then
+		die "missing: $(cat "$T/err")"
+	fi
+	[ "$topo" -lt "$bad" ] || die "line 3 before line 1: $(cat "$T/err")"
+}
+
+# Thousands of lines that match nothing: 50 warnings and a count.
+case_check_warnings_capped() {
+	awk 'BEGIN { for (i = 0; i < 4000; i++) printf "abcd:%04x\n", i }' \
+		>"$CONF"
+	rc 0 vf check
+	[ "$(grep -c 'devices.conf:[0-9]*: warning: ' "$T/err")" -eq 50 ] ||
+		die "$(grep -c warning "$T/err") warnings printed, want 50"
+	want_in "$T/err" "devices.conf:50: warning: no device abcd:0031 is present"
+	want_in "$T/err" "$CONF: 3950 more warnings not shown"
+	[ "$(wc -l <"$T/err")" -eq 51 ] || die "$(wc -l <"$T/err") lines"
+}
+
 case_check_hostile() {
 	{
 		echo "0000:00:02.0"

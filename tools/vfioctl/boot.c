@@ -181,6 +181,7 @@ int apply_prepare(const struct vfioctl *v, bool *done)
 
 	*done = true;
 	err = conf_load(&c, v->config, stderr);
+	conf_report(&c);
 	if (err && err != -ENOENT) {
 		msg_err("%s: %s", v->config, strerror(-err));
 		conf_free(&c);

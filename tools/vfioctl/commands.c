@@ -33,6 +33,7 @@ static int load_config(const struct vfioctl *v, struct conf *c,
 
 	if (err == -ENOENT && missing_ok)
 		return EXIT_OK;
+	conf_report(c);
 	if (err) {
 		msg_err("%s: %s", v->config, strerror(-err));
 		conf_free(c);
@@ -288,7 +289,7 @@ int cmd_list(const struct vfioctl *v)
 }
 
 /* Lines that would take a device the host uses: apply will skip them. */
-static void warn_in_use(const struct vfioctl *v, const struct conf *c,
+static void warn_in_use(const struct vfioctl *v, struct conf *c,
 			const struct plan *p)
 {
 	char why[512];
@@ -307,7 +308,7 @@ static void warn_in_use(const struct vfioctl *v, const struct conf *c,
 }
 
 /* A mode that lets every user of the machine drive the device's DMA. */
-static void warn_world(const struct conf *c)
+static void warn_world(struct conf *c)
 {
 	size_t i;
 
@@ -321,7 +322,7 @@ static void warn_world(const struct conf *c)
 	}
 }
 
-void check_warnings(const struct vfioctl *v, const struct conf *c,
+void check_warnings(const struct vfioctl *v, struct conf *c,
 		    const struct plan *p)
 {
 	warn_in_use(v, c, p);
@@ -353,6 +354,7 @@ int cmd_check(const struct vfioctl *v)
 		plan_free(&p);
 		pci_list_free(&l);
 	}
+	conf_report(&c);
 	if (c.errors) {
 		msg_err("%s: %d error%s", v->config, c.errors,
 			c.errors == 1 ? "" : "s");
@@ -514,7 +516,7 @@ int cmd_apply(const struct vfioctl *v)
 	struct plan p;
 	struct conf c;
 	size_t i;
-	int ret;
+	int ret, err;
 
 	ret = load_config(v, &c, true);
 	if (ret)
@@ -528,7 +530,9 @@ int cmd_apply(const struct vfioctl *v)
 	ret = load_devices(v, &l, &c);
 	if (ret)
 		return ret;
-	if (plan_build(&p, &c, &l, false) || c.errors) {
+	err = plan_build(&p, &c, &l, false);
+	conf_report(&c);
+	if (err || c.errors) {
 		msg_err("%s: not applied, nothing changed", v->config);
 		ret = EXIT_USAGE;
 		goto out;
@@ -1033,12 +1037,14 @@ int cmd_status(const struct vfioctl *v)
 	struct plan p;
 	struct conf c;
 	size_t i;
-	int ret;
+	int ret, err;
 
 	ret = load_all(v, &c, &l);
 	if (ret)
 		return ret;
-	if (plan_build(&p, &c, &l, false)) {
+	err = plan_build(&p, &c, &l, false);
+	conf_report(&c);
+	if (err) {
 		ret = EXIT_FAILED;
 		goto out;
 	}

@@ -33,7 +33,7 @@ bool resolve_device(const struct vfioctl *v, const char *arg, char addr[16]);
  * check_warnings() - the warnings of check beyond syntax and topology:
  * configured devices the host uses, world-accessible modes.
  */
-void check_warnings(const struct vfioctl *v, const struct conf *c,
+void check_warnings(const struct vfioctl *v, struct conf *c,
 		    const struct plan *p);
 
 #endif

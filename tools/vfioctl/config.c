@@ -15,32 +15,159 @@
 
 #include "config.h"
 
+/*
+ * Print one problem right away: what conf_report() does for the kept
+ * ones, used only when the table could not be allocated.
+ */
+static void diag_print(const struct conf *c, const struct conf_diag *d)
+{
+	fprintf(c->err, "%s:%d: %s%s\n", c->path, d->line,
+		d->warning ? "warning: " : "", d->msg);
+}
+
+/* The kept problem that goes first when the table is full, or NULL. */
+static struct conf_diag *diag_last(struct conf *c)
+{
+	struct conf_diag *last = NULL;
+	size_t i;
+
+	for (i = 0; i < c->ndiag; i++) {
+		struct conf_diag *d = &c->diag[i];
+
+		if (d->pinned)
+			continue;
+		if (!last || d->line > last->line ||
+		    (d->line == last->line && d->seq > last->seq))
+			last = d;
+	}
+	return last;
+}
+
+static void diag_hide(struct conf *c, bool warning)
+{
+	if (warning)
+		c->hidden_warnings++;
+	else
+		c->hidden_errors++;
+}
+
+/*
+ * Keep the CONF_MAX_SHOWN problems of the earliest lines, whatever order
+ * they are found in: the parser goes top down, but topology checks and
+ * warnings come after it, and the first lines are where to start fixing.
+ */
+static void diag_add(struct conf *c, int line, bool warning, bool pinned,
+		     const char *fmt, va_list ap)
+{
+	struct conf_diag *d, *last;
+
+	if (!c->diag)
+		c->diag = calloc(CONF_MAX_SHOWN, sizeof(*c->diag));
+	if (!c->diag) {
+		struct conf_diag tmp = { .line = line, .warning = warning };
+
+		vsnprintf(tmp.msg, sizeof(tmp.msg), fmt, ap);
+		diag_print(c, &tmp);
+		return;
+	}
+	if (c->ndiag < CONF_MAX_SHOWN) {
+		d = &c->diag[c->ndiag++];
+	} else {
+		last = diag_last(c);
+		if (!last || (!pinned && last->line <= line)) {
+			diag_hide(c, warning);
+			return;
+		}
+		diag_hide(c, last->warning);
+		d = last;
+	}
+	d->line = line;
+	d->warning = warning;
+	d->pinned = pinned;
+	d->seq = c->seq++;
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+}
+
 void conf_error(struct conf *c, int line, const char *fmt, ...)
 {
 	va_list ap;
 
 	c->errors++;
-	if (c->errors > CONF_MAX_ERRORS)
-		return;
-	fprintf(c->err, "%s:%d: ", c->path, line);
 	va_start(ap, fmt);
-	vfprintf(c->err, fmt, ap);
+	diag_add(c, line, false, false, fmt, ap);
 	va_end(ap);
-	fputc('\n', c->err);
-	if (c->errors == CONF_MAX_ERRORS)
-		fprintf(c->err, "%s: too many errors, not reporting more\n",
-			c->path);
 }
 
-void conf_warn(const struct conf *c, int line, const char *fmt, ...)
+void conf_warn(struct conf *c, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(c->err, "%s:%d: warning: ", c->path, line);
+	c->warnings++;
 	va_start(ap, fmt);
-	vfprintf(c->err, fmt, ap);
+	diag_add(c, line, true, false, fmt, ap);
 	va_end(ap);
-	fputc('\n', c->err);
+}
+
+/* The error where parsing stops: shown even when the table is full. */
+static void conf_stop(struct conf *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void conf_stop(struct conf *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->errors++;
+	va_start(ap, fmt);
+	diag_add(c, line, false, true, fmt, ap);
+	va_end(ap);
+}
+
+static int diag_cmp(const void *a, const void *b)
+{
+	const struct conf_diag *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void conf_diag_sort(struct conf *c)
+{
+	if (c->ndiag)
+		qsort(c->diag, c->ndiag, sizeof(*c->diag), diag_cmp);
+}
+
+void conf_diag_clear(struct conf *c)
+{
+	c->ndiag = 0;
+	c->hidden_errors = 0;
+	c->hidden_warnings = 0;
+}
+
+/* "3 more errors and 1 more warning", the parts that are not zero. */
+static void say_hidden(FILE *f, unsigned long e, unsigned long w)
+{
+	if (e)
+		fprintf(f, "%lu more error%s", e, e == 1 ? "" : "s");
+	if (e && w)
+		fputs(" and ", f);
+	if (w)
+		fprintf(f, "%lu more warning%s", w, w == 1 ? "" : "s");
+}
+
+void conf_report(struct conf *c)
+{
+	size_t i;
+
+	conf_diag_sort(c);
+	for (i = 0; i < c->ndiag; i++)
+		diag_print(c, &c->diag[i]);
+	if (c->hidden_errors || c->hidden_warnings) {
+		fprintf(c->err, "%s: ", c->path);
+		say_hidden(c->err, c->hidden_errors, c->hidden_warnings);
+		fputs(" not shown\n", c->err);
+	}
+	conf_diag_clear(c);
 }
 
 static bool hex_run(const char *s, size_t len, unsigned int *val)
@@ -310,9 +437,8 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 			break;
 		if (++total > CONF_MAX_SIZE) {
 			/* Where parsing stops is always said, cap or not. */
-			c->errors++;
-			fprintf(err, "%s:%d: file too large (at most %d bytes)\n",
-				path, line, CONF_MAX_SIZE);
+			conf_stop(c, line, "file too large (at most %d bytes)",
+				  CONF_MAX_SIZE);
 			bad = true;
 			break;
 		}
@@ -354,6 +480,11 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 
 void conf_free(struct conf *c)
 {
+	/* A caller that returns early still tells what it found. */
+	if (c->ndiag || c->hidden_errors || c->hidden_warnings)
+		conf_report(c);
+	free(c->diag);
+	c->diag = NULL;
 	free(c->entries);
 	c->entries = NULL;
 	c->n = 0;

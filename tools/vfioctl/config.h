@@ -21,8 +21,15 @@
 #define CONF_MAX_LINE		1024	/* bytes, newline included */
 #define CONF_MAX_SIZE		(1024 * 1024)
 #define CONF_MAX_ENTRIES	4096
-#define CONF_MAX_ERRORS		50	/* reported; parsing goes on */
 #define CONF_NAME_MAX		64
+
+/*
+ * Errors and warnings together, the earliest lines first: what is printed
+ * of them, the rest only counted.  A file that is wrong throughout (or
+ * thousands of vendor:device lines that match nothing) stays readable.
+ */
+#define CONF_MAX_SHOWN		50
+#define CONF_MSG_MAX		768	/* one message, without file:line */
 
 enum conf_kind { CONF_ADDR, CONF_ID };
 
@@ -41,29 +48,58 @@ struct conf_entry {
 	unsigned int mode;
 };
 
+/* One problem found in the file, kept until conf_report(). */
+struct conf_diag {
+	int line;
+	bool warning;
+	bool pinned;		/* where parsing stopped: never dropped */
+	unsigned long seq;	/* keeps one line's messages in order */
+	char msg[CONF_MSG_MAX];
+};
+
 struct conf {
 	const char *path;
 	struct conf_entry *entries;
 	size_t n;
-	int errors;		/* counted, also beyond CONF_MAX_ERRORS */
+	int errors;		/* counted, also those not shown */
+	int warnings;
 	FILE *err;		/* where "file:line: message" goes */
+	struct conf_diag *diag;	/* at most CONF_MAX_SHOWN, see conf_report */
+	size_t ndiag;
+	unsigned long seq;
+	unsigned long hidden_errors, hidden_warnings;
 };
 
 /*
- * conf_load() - parse @path into @c.  Every problem is reported on
- * @err as "path:line: message" and counted in c->errors.  Returns 0 when
- * the file was read (check c->errors), -errno when it could not be opened
- * or read at all.  c->entries is valid until conf_free().
+ * conf_load() - parse @path into @c.  Every problem is counted in
+ * c->errors and kept for conf_report(), which prints it on @err as
+ * "path:line: message".  Returns 0 when the file was read (check
+ * c->errors), -errno when it could not be opened or read at all.
+ * c->entries is valid until conf_free().
  */
 int conf_load(struct conf *c, const char *path, FILE *err);
+/* conf_free() - conf_report() what is left, then free @c. */
 void conf_free(struct conf *c);
 
-/* conf_error() - report and count a problem found at @line of @c. */
+/* conf_error() - count a problem found at @line of @c, keep its text. */
 void conf_error(struct conf *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* conf_warn() - report a problem that does not make the file invalid. */
-void conf_warn(const struct conf *c, int line, const char *fmt, ...)
+/* conf_warn() - the same for a problem that leaves the file valid. */
+void conf_warn(struct conf *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * conf_report() - print the kept problems sorted by line, then one line
+ * counting those beyond CONF_MAX_SHOWN, and forget them (the counts in
+ * c->errors and c->warnings stay).  Callers report once they found all
+ * they will find, so that parse, topology and usage problems interleave
+ * by line.
+ */
+void conf_report(struct conf *c);
+/* conf_diag_sort() - the kept problems in the order conf_report() uses. */
+void conf_diag_sort(struct conf *c);
+/* conf_diag_clear() - forget the kept problems without printing them. */
+void conf_diag_clear(struct conf *c);
 
 /* Device name parsing, shared with the command line. */
 bool parse_pci_addr(const char *s, char out[16]);

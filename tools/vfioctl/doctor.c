@@ -741,42 +741,41 @@ static void check_secureboot(struct doctor *d)
 	check_mok(d);
 }
 
-/* devices.conf, with the checks of "vfioctl check", messages captured. */
+/* The first kept problem of @c that is (not) a warning, as check says it. */
+static void first_diag(struct conf *c, bool warning, char *buf, size_t size)
+{
+	size_t i;
+
+	snprintf(buf, size, "?");
+	for (i = 0; i < c->ndiag; i++) {
+		const struct conf_diag *g = &c->diag[i];
+
+		if (g->warning != warning)
+			continue;
+		snprintf(buf, size, "%s:%d: %s%s", c->path, g->line,
+			 warning ? "warning: " : "", g->msg);
+		return;
+	}
+}
+
+/* devices.conf, with the checks of "vfioctl check", messages kept. */
 static void check_config(struct doctor *d)
 {
 	const struct vfioctl *v = d->v;
-	char *msgs = NULL, *first_err = NULL, *first_warn = NULL, *p;
-	size_t len = 0, warns = 0;
+	char first[CONF_MSG_MAX + 4200];
 	struct finding *f;
 	struct plan pl;
-	FILE *m;
 	int err;
 
-	m = open_memstream(&msgs, &len);
-	if (!m) {
-		add(d, V_WARN, "config", "host", "%s: not checked: %s",
-		    v->config, strerror(errno));
-		memset(&d->c, 0, sizeof(d->c));
-		return;
-	}
-	err = conf_load(&d->c, v->config, m);
+	err = conf_load(&d->c, v->config, stderr);
 	if (!err) {
 		if (plan_build(&pl, &d->c, &d->l, true))
 			conf_error(&d->c, 0, "out of memory");
 		check_warnings(v, &d->c, &pl);
 		plan_free(&pl);
 	}
-	fclose(m);
-	d->c.err = stderr;
-	for (p = msgs ? strtok(msgs, "\n") : NULL; p; p = strtok(NULL, "\n")) {
-		if (strstr(p, ": warning: ")) {
-			warns++;
-			if (!first_warn)
-				first_warn = p;
-		} else if (!first_err) {
-			first_err = p;
-		}
-	}
+	/* Sorted by line: the first is where check would start. */
+	conf_diag_sort(&d->c);
 	if (err == -ENOENT) {
 		add(d, V_OK, "config", "host",
 		    "%s does not exist: no devices configured", v->config);
@@ -785,21 +784,23 @@ static void check_config(struct doctor *d)
 			strerror(-err));
 		fix(f, "make %s readable (it is root's, mode 0644)", v->config);
 	} else if (d->c.errors) {
+		first_diag(&d->c, false, first, sizeof(first));
 		f = add(d, V_FAIL, "config", "host", "%d error%s, the first: %s",
-			d->c.errors, d->c.errors == 1 ? "" : "s",
-			first_err ? first_err : "?");
+			d->c.errors, d->c.errors == 1 ? "" : "s", first);
 		fix(f, "vfioctl check lists them; edit %s at those lines",
 		    v->config);
-	} else if (warns) {
-		f = add(d, V_WARN, "config", "host", "%zu warning%s, the first: %s",
-			warns, warns == 1 ? "" : "s", first_warn);
+	} else if (d->c.warnings) {
+		first_diag(&d->c, true, first, sizeof(first));
+		f = add(d, V_WARN, "config", "host", "%d warning%s, the first: %s",
+			d->c.warnings, d->c.warnings == 1 ? "" : "s", first);
 		fix(f, "vfioctl check lists them; edit %s at those lines",
 		    v->config);
 	} else {
 		add(d, V_OK, "config", "host", "%s is valid, %zu entr%s",
 		    v->config, d->c.n, d->c.n == 1 ? "y" : "ies");
 	}
-	free(msgs);
+	/* The finding says it; the lines are check's to print. */
+	conf_diag_clear(&d->c);
 }
 
 /* ---- config space ----------------------------------------------------- */
