@@ -452,13 +452,18 @@ static void test_addr_parsing(struct suite *s)
 		{ "0000:00:00.0", "0000:00:00.0" },
 		{ "FFFF:FF:1F.7", "ffff:ff:1f.7" },
 		{ "3a:00.1", "0000:3a:00.1" },
+		/* Intel VMD puts its devices in domains from 10000. */
+		{ "10000:E0:06.0", "10000:e0:06.0" },
+		{ "ffffffff:ff:1f.7", "ffffffff:ff:1f.7" },
 	};
 	static const char *const bad[] = {
 		"", "0000:00:00", "0000:00:00.", "00000:00:00.0",
 		"0000:000:00.0", "0000:00:00.00", "0000-00:00.0",
 		"0000:00:00.0 ", "x000:00:00.0", "0000:00:1g.0",
+		"000:00:00.0", "010000:e0:06.0", "100000000:00:00.0",
+		"1000g:00:00.0", ":00:00.0", "10000:e0:06",
 	};
-	char out[16];
+	char out[32];
 	size_t i;
 
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -476,6 +481,29 @@ static void test_addr_parsing(struct suite *s)
 		}
 	}
 	report(s, "pci-address", NULL);
+}
+
+/* A five-digit domain in the file, normalised as the kernel names it. */
+static void test_wide_domain(struct suite *s)
+{
+	static const char text[] =
+		"10000:E0:06.0 mode=0600\n"
+		"ffffffff:00:00.0\n";
+	struct result r;
+
+	parse(s, "wide-domain", text, sizeof(text) - 1, &r);
+	if (!clean(s, "wide-domain", &r, 2))
+		goto out;
+	if (strcmp(r.c.entries[0].addr, "10000:e0:06.0") ||
+	    strcmp(r.c.entries[1].addr, "ffffffff:00:00.0"))
+		report(s, "wide-domain", "addresses %s %s",
+		       r.c.entries[0].addr, r.c.entries[1].addr);
+	else
+		report(s, "wide-domain", NULL);
+out:
+	done(&r);
+	ERR(s, "wide-domain-duplicate", "10000:e0:06.0\n10000:E0:06.0\n", 1,
+	    "2: duplicate entry (first at line 1)");
 }
 
 int main(int argc, char **argv)
@@ -499,6 +527,7 @@ int main(int argc, char **argv)
 	test_diag_cap_by_line(&s);
 	test_diag_cap_stop(&s);
 	test_addr_parsing(&s);
+	test_wide_domain(&s);
 	fprintf(stderr, "test_config: %d passed, %d failed\n", s.passed,
 		s.failed);
 	return s.failed ? 1 : 0;

@@ -1211,6 +1211,26 @@ case_lock_serializes() {
 	want_driver 0000:00:02.0 vfio
 }
 
+# A device behind Intel VMD: domain 10000, on the command line and in
+# the file alike.
+case_wide_domain() {
+	mkdev 10000:e0:06.0 8086:10d3 020000 7 e1000e
+	rc 0 vf bind 10000:E0:06.0
+	want_driver 10000:e0:06.0 vfio
+	want_in "$T/out" "10000:e0:06.0: bound to vfio (was e1000e)"
+	rc 0 vf list
+	grep -Eq '^10000:e0:06\.0 +8086:10d3 .* vfio ' "$T/out" ||
+		die "not listed: $(grep 10000 "$T/out")"
+	rc 0 vf unbind 10000:e0:06.0
+	want_driver 10000:e0:06.0 e1000e
+	conf "10000:e0:06.0 mode=0600"
+	rc 0 vf check
+	want_in "$T/out" "ok, 1 entry"
+	rc 0 vf udev-claim 10000:e0:06.0
+	want_in "$T/out" "VFIO_CLAIMED=1"
+	want_driver 10000:e0:06.0 vfio
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"

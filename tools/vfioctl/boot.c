@@ -25,7 +25,7 @@
 /* The devices the configuration selects, each with its udev state. */
 struct selection {
 	struct sel_dev {
-		char addr[16];
+		char addr[PCI_ADDR_SIZE];
 		bool ready;
 	} *devs;
 	size_t n;

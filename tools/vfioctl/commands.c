@@ -598,7 +598,8 @@ static int combine(const struct tally *t)
  * interface (/sys/class/net/IF/device), as driverctl and dpdk-devbind
  * take them.  Returns false (and says why) when it is neither.
  */
-bool resolve_device(const struct vfioctl *v, const char *arg, char addr[16])
+bool resolve_device(const struct vfioctl *v, const char *arg,
+		    char addr[PCI_ADDR_SIZE])
 {
 	char path[4096], real[PATH_MAX];
 	const char *base;
@@ -707,7 +708,7 @@ static int move_devices(const struct vfioctl *v, int argc, char **argv,
 			bool bind)
 {
 	const char *cmd = bind ? "bind" : "unbind";
-	char (*addrs)[16], opts[CONF_MAX_LINE] = "";
+	char (*addrs)[PCI_ADDR_SIZE], opts[CONF_MAX_LINE] = "";
 	struct tally t = { 0 };
 	int i, n = 0, ret = EXIT_USAGE;
 	size_t len = 0;
@@ -760,7 +761,7 @@ int cmd_unbind(const struct vfioctl *v, int argc, char **argv)
 static void forget_absent(const struct vfioctl *v)
 {
 	struct dirent *de;
-	char addr[16];
+	char addr[PCI_ADDR_SIZE];
 	struct pci_dev d;
 	DIR *dir;
 
@@ -1154,7 +1155,7 @@ int cmd_udev_claim(const struct vfioctl *v, int argc, char **argv)
 	const struct conf_entry *e;
 	struct pci_dev d;
 	struct conf c;
-	char addr[16];
+	char addr[PCI_ADDR_SIZE];
 	int ret, err;
 
 	if (argc != 1 || !parse_pci_addr(argv[0], addr)) {

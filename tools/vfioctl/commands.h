@@ -7,6 +7,7 @@
 #ifndef VFIOCTL_COMMANDS_H
 #define VFIOCTL_COMMANDS_H
 
+#include "config.h"
 #include "vfioctl.h"
 
 int cmd_list(const struct vfioctl *v);
@@ -27,7 +28,8 @@ struct plan;
  * resolve_device() - @arg, a PCI address or a network interface, as a
  * normalised address in @addr.  Returns false (and says why) otherwise.
  */
-bool resolve_device(const struct vfioctl *v, const char *arg, char addr[16]);
+bool resolve_device(const struct vfioctl *v, const char *arg,
+		    char addr[PCI_ADDR_SIZE]);
 
 /*
  * check_warnings() - the warnings of check beyond syntax and topology:

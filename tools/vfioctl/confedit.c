@@ -17,7 +17,7 @@
 /* The line @line names the PCI address @addr (normalised) in its first word. */
 static bool line_names(const char *line, const char *addr)
 {
-	char word[64], norm[16];
+	char word[64], norm[PCI_ADDR_SIZE];
 	size_t n = strspn(line, " \t");
 
 	if (sscanf(line + n, "%63[^ \t\r\n#]", word) != 1)

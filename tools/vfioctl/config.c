@@ -185,29 +185,40 @@ static bool hex_run(const char *s, size_t len, unsigned int *val)
 	return true;
 }
 
-bool parse_pci_addr(const char *s, char out[16])
+/*
+ * The domain as the kernel prints it ("%04x"): four hex digits, or more
+ * without a leading zero.  Other spellings of the same number are refused
+ * rather than normalised, so that every name of a device is the one its
+ * sysfs directory has.
+ */
+static bool parse_domain(const char *s, size_t len, unsigned int *dom)
+{
+	if (len < 4 || len > 8 || (len > 4 && s[0] == '0'))
+		return false;
+	return hex_run(s, len, dom);
+}
+
+bool parse_pci_addr(const char *s, char out[PCI_ADDR_SIZE])
 {
 	unsigned int dom = 0, bus, slot, fn;
-	size_t len = strlen(s);
+	const char *colon;
 
-	if (len == 7) {		/* bb:dd.f */
-		if (s[2] != ':' || s[5] != '.')
+	if (strlen(s) != 7) {	/* dddd:bb:dd.f, not bb:dd.f */
+		colon = strchr(s, ':');
+		if (!colon || !parse_domain(s, colon - s, &dom))
 			return false;
-	} else if (len == 12) {	/* dddd:bb:dd.f */
-		if (s[4] != ':' || !hex_run(s, 4, &dom))
+		s = colon + 1;
+		if (strlen(s) != 7)
 			return false;
-		s += 5;
-		if (s[2] != ':' || s[5] != '.')
-			return false;
-	} else {
-		return false;
 	}
+	if (s[2] != ':' || s[5] != '.')
+		return false;
 	if (!hex_run(s, 2, &bus) || !hex_run(s + 3, 2, &slot) ||
 	    !hex_run(s + 6, 1, &fn))
 		return false;
 	if (slot > 0x1f || fn > 7)
 		return false;
-	snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
+	snprintf(out, PCI_ADDR_SIZE, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
 	return true;
 }
 

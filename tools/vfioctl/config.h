@@ -6,8 +6,9 @@
  *	1234:11e8	mode=0600
  *	0000:05:00.0	force
  *
- * The first word is a PCI address (DDDD:BB:DD.F, or BB:DD.F meaning
- * domain 0000) or vendor:device in hex, which stands for every matching
+ * The first word is a PCI address (DDDD:BB:DD.F, the domain with more
+ * digits when the kernel gives it more, or BB:DD.F meaning domain 0000)
+ * or vendor:device in hex, which stands for every matching
  * device.  See devices.conf(5).
  */
 #ifndef VFIOCTL_CONFIG_H
@@ -24,6 +25,13 @@
 #define CONF_NAME_MAX		64
 
 /*
+ * A normalised PCI address and its NUL: the kernel prints the domain with
+ * at least four hex digits and up to eight ("10000:e0:06.0" behind an
+ * Intel VMD controller), so the longest is "ffffffff:ff:1f.7".
+ */
+#define PCI_ADDR_SIZE		20
+
+/*
  * Errors and warnings together, the earliest lines first: what is printed
  * of them, the rest only counted.  A file that is wrong throughout (or
  * thousands of vendor:device lines that match nothing) stays readable.
@@ -36,7 +44,7 @@ enum conf_kind { CONF_ADDR, CONF_ID };
 struct conf_entry {
 	int line;
 	enum conf_kind kind;
-	char addr[16];		/* normalised "dddd:bb:dd.f", CONF_ADDR */
+	char addr[PCI_ADDR_SIZE];	/* normalised, CONF_ADDR */
 	unsigned int vendor;	/* CONF_ID */
 	unsigned int device;
 	char owner[CONF_NAME_MAX];	/* as written: a name or a number */
@@ -102,7 +110,12 @@ void conf_diag_sort(struct conf *c);
 void conf_diag_clear(struct conf *c);
 
 /* Device name parsing, shared with the command line. */
-bool parse_pci_addr(const char *s, char out[16]);
+/*
+ * parse_pci_addr() - "dddd:bb:dd.f" as the kernel names devices (the
+ * domain in 4 to 8 hex digits, no leading zero beyond 4), or "bb:dd.f"
+ * for domain 0000, into its normalised, lower-case form in @out.
+ */
+bool parse_pci_addr(const char *s, char out[PCI_ADDR_SIZE]);
 bool parse_pci_id(const char *s, unsigned int *vendor, unsigned int *device);
 
 /* conf_entry_describe() - "owner=alice group=kvm mode=0660" into @buf. */

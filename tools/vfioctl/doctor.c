@@ -892,9 +892,9 @@ static int cfg_ext_cap(const struct cfg *c, unsigned int id)
 
 /* The PCI devices above @addr, nearest first, as addresses. */
 static size_t upstream(const struct vfioctl *v, const char *addr,
-		       char (*up)[16], size_t max)
+		       char (*up)[PCI_ADDR_SIZE], size_t max)
 {
-	char path[4096], real[4096], *s, tmp[16];
+	char path[4096], real[4096], *s, tmp[PCI_ADDR_SIZE];
 	size_t n = 0;
 
 	if (!sysfs_path(v, path, sizeof(path), "bus/pci/devices/%s", addr) ||
@@ -993,7 +993,7 @@ static void check_group(struct doctor *d, const struct pci_dev *dev)
 static void check_shape(struct doctor *d, const struct pci_dev *dev)
 {
 	const struct vfioctl *v = d->v;
-	char up[16][16], why[512] = "", all[1024];
+	char up[16][PCI_ADDR_SIZE], why[512] = "", all[1024];
 	size_t i, n, others = 0;
 	bool func = false;
 	struct finding *f;
@@ -1458,7 +1458,7 @@ int cmd_doctor(const struct vfioctl *v, int argc, char **argv)
 {
 	struct doctor d = { .v = v };
 	size_t count[3] = { 0 }, i;
-	char (*addrs)[16] = NULL;
+	char (*addrs)[PCI_ADDR_SIZE] = NULL;
 	int k, err, ret = EXIT_OK;
 
 	err = pci_list_load(v, &d.l);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "vfioctl.h"
 
 enum verdict { V_OK, V_WARN, V_FAIL };
@@ -16,7 +17,7 @@ enum verdict { V_OK, V_WARN, V_FAIL };
 struct finding {
 	enum verdict verdict;
 	const char *check;	/* stable name: "iommu", "member", ... */
-	char subject[16];	/* "host" or a PCI address */
+	char subject[PCI_ADDR_SIZE];	/* "host" or a PCI address */
 	char what[768];		/* what was found */
 	char fix[512];		/* a command or a file to edit, "" if none */
 };

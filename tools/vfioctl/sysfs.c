@@ -167,7 +167,7 @@ int pci_list_load(const struct vfioctl *v, struct pci_list *l)
 	if (!dir)
 		return -errno;
 	while ((de = readdir(dir))) {
-		char addr[16];
+		char addr[PCI_ADDR_SIZE];
 
 		if (!parse_pci_addr(de->d_name, addr) ||
 		    strcmp(addr, de->d_name))

@@ -9,12 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "vfioctl.h"
 
 #define PCI_CLASS_BRIDGE_PCI	0x0604
 
 struct pci_dev {
-	char addr[16];
+	char addr[PCI_ADDR_SIZE];
 	unsigned int vendor, device;
 	unsigned int class;	/* 24 bits: class, subclass, prog-if */
 	int group;		/* IOMMU group number, -1 without one */
