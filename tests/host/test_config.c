@@ -170,6 +170,32 @@ out:
 	done(&r);
 }
 
+/* Names in comments, and the mark some editors start a UTF-8 file with. */
+static void test_utf8(struct suite *s)
+{
+	static const char text[] =
+		"\xef\xbb\xbf# NIC f\xc3\xbcr M\xc3\xbcller\n"
+		"0000:03:00.0 mode=0600  # "
+		"\xe6\x97\xa5\xe6\x9c\xac, \xf0\x9f\x96\xa7\n";
+	/* Split: "\xbf0" would be one hex escape. */
+	static const char bom_entry[] = "\xef\xbb\xbf" "0000:03:00.0\n";
+	struct result r;
+
+	parse(s, "utf8-comments", text, sizeof(text) - 1, &r);
+	if (clean(s, "utf8-comments", &r, 1))
+		report(s, "utf8-comments", NULL);
+	done(&r);
+	parse(s, "bom-entry", bom_entry, sizeof(bom_entry) - 1, &r);
+	if (!clean(s, "bom-entry", &r, 1))
+		goto out;
+	if (strcmp(r.c.entries[0].addr, "0000:03:00.0"))
+		report(s, "bom-entry", "address %s", r.c.entries[0].addr);
+	else
+		report(s, "bom-entry", NULL);
+out:
+	done(&r);
+}
+
 static void test_empty(struct suite *s)
 {
 	struct result r;
@@ -233,7 +259,19 @@ static void test_errors(struct suite *s)
 	ERR(s, "control-byte", "0000:03:00.0\n0000:03:00.1 \x1b[2J\n", 1,
 	    "2: invalid byte 0x1b");
 	ERR(s, "non-ascii", "0000:03:00.0 owner=r\xc3\xb6t\n", 1,
-	    "1: invalid byte 0xc3");
+	    "1: non-ASCII character U+00F6 outside a comment");
+	ERR(s, "non-ascii-nbsp", "# ok\n0000:03:00.0\xc2\xa0mode=0600\n", 1,
+	    "2: non-ASCII character U+00A0 outside a comment");
+	ERR(s, "invalid-utf8-comment", "0000:03:00.0 # M\xfcller\n", 1,
+	    "1: invalid UTF-8 (byte 0xfc at byte 17 of the line)");
+	ERR(s, "truncated-utf8", "# \xc3\n", 1, "1: invalid UTF-8");
+	ERR(s, "overlong-utf8", "# \xc0\xaf\n", 1, "1: invalid UTF-8");
+	ERR(s, "surrogate-utf8", "# \xed\xa0\x80\n", 1, "1: invalid UTF-8");
+	ERR(s, "bidi-in-comment", "0000:03:00.0 # \xe2\x80\xae x\n", 1,
+	    "1: invisible control character U+202E");
+	/* Split: "\xbf04" would be one hex escape. */
+	ERR(s, "bom-not-first", "0000:03:00.0\n\xef\xbb\xbf" "04:00.0\n", 1,
+	    "2: non-ASCII character U+FEFF outside a comment");
 	ERR(s, "several-errors-keep-lines",
 	    "bad1\n0000:03:00.0\nbad3\n0000:03:00.0\n", 3,
 	    "4: duplicate entry (first at line 2)");
@@ -517,6 +555,7 @@ int main(int argc, char **argv)
 	s.dir = argv[1];
 	test_good(&s);
 	test_empty(&s);
+	test_utf8(&s);
 	test_missing(&s);
 	test_errors(&s);
 	test_nul(&s);

@@ -1231,6 +1231,22 @@ case_wide_domain() {
 	want_driver 10000:e0:06.0 vfio
 }
 
+# The issue's file: a byte-order mark and names in comments, and the
+# first line the device's own, which bind --save replaces.
+case_check_utf8_comments() {
+	printf '\357\273\2770000:00:04.0 mode=0600 # NIC f\303\274r M\303\274ller\n' \
+		>"$CONF"
+	rc 0 vf check
+	want_in "$T/out" "ok, 1 entry"
+	rc 0 vf bind --save 0000:00:04.0 mode=0660
+	[ "$(grep -c '0000:00:04.0' "$CONF")" -eq 1 ] ||
+		die "line added, not replaced: $(cat -A "$CONF")"
+	want_in "$CONF" "0000:00:04.0	mode=0660"
+	printf '0000:00:04.0 mode=0600 # M\374ller\n' >"$CONF"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:1: invalid UTF-8 (byte 0xfc"
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"

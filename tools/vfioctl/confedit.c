@@ -18,7 +18,12 @@
 static bool line_names(const char *line, const char *addr)
 {
 	char word[64], norm[PCI_ADDR_SIZE];
-	size_t n = strspn(line, " \t");
+	size_t n;
+
+	/* The byte-order mark the parser allows at the start of the file. */
+	if (!strncmp(line, "\xef\xbb\xbf", 3))
+		line += 3;
+	n = strspn(line, " \t");
 
 	if (sscanf(line + n, "%63[^ \t\r\n#]", word) != 1)
 		return false;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The devices.conf parser.  It never trusts the file: lines are bounded,
- * NUL bytes and control characters are errors, the file size and the
- * number of entries are capped, and every error names its line.  A file
- * with any error is rejected as a whole so that a typo changes nothing.
+ * NUL bytes, control characters, invalid UTF-8 and anything but ASCII
+ * outside a comment are errors, the file size and the number of entries
+ * are capped, and every error names its line.  A file with any error is
+ * rejected as a whole so that a typo changes nothing.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -427,6 +428,103 @@ static void parse_line(struct conf *c, char *buf, int line, size_t *cap)
 	c->entries[c->n++] = e;
 }
 
+/*
+ * The length of the UTF-8 sequence at @s and its code point in @cp, or 0
+ * when it is not valid UTF-8: a stray continuation byte, a truncated
+ * sequence, an overlong form, a surrogate, beyond U+10FFFF.
+ */
+static size_t utf8_char(const unsigned char *s, unsigned int *cp)
+{
+	static const unsigned int min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		n = 1;
+	else if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	*cp = n == 1 ? s[0] : s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	if (*cp < min[n] || *cp > 0x10ffff ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Characters that make a line look other than it is: the C1 controls
+ * (refused for the same reason as the ASCII ones) and the bidirectional
+ * formatting ones, which reorder what an editor or "cat" shows.
+ */
+static bool hidden_char(unsigned int cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
+ * Beyond ASCII only valid UTF-8 in a comment: people write names there
+ * ("NIC für Müller").  Elsewhere a non-ASCII byte can only be a mistake
+ * (a look-alike letter, a pasted non-breaking space) whose meaning the
+ * parser would have to guess, so it is an error naming the character.
+ */
+static bool text_ok(struct conf *c, const char *buf, int line)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	bool comment = false;
+	unsigned int cp;
+	size_t i, n;
+
+	for (i = 0; p[i]; i += n) {
+		n = utf8_char(p + i, &cp);
+		if (!n) {
+			conf_error(c, line,
+				   "invalid UTF-8 (byte 0x%02x at byte %zu of the line)",
+				   p[i], i + 1);
+			return false;
+		}
+		if (cp == '#')
+			comment = true;
+		if (cp < 0x80)
+			continue;
+		if (!comment) {
+			conf_error(c, line,
+				   "non-ASCII character U+%04X outside a comment (devices, options and names are ASCII)",
+				   cp);
+			return false;
+		}
+		if (hidden_char(cp)) {
+			conf_error(c, line,
+				   "invisible control character U+%04X in a comment (it changes how the line looks)",
+				   cp);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A whole line of @len bytes in @buf, checked, then parsed. */
+static void take_line(struct conf *c, char *buf, size_t len, int line,
+		      size_t *cap)
+{
+	buf[len] = '\0';
+	/* Editors on other systems open a UTF-8 file with a byte-order mark. */
+	if (line == 1 && !strncmp(buf, "\xef\xbb\xbf", 3))
+		buf += 3;
+	if (text_ok(c, buf, line))
+		parse_line(c, buf, line, cap);
+}
+
 int conf_load(struct conf *c, const char *path, FILE *err)
 {
 	char buf[CONF_MAX_LINE];
@@ -454,10 +552,8 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 			break;
 		}
 		if (ch == '\n') {
-			if (!bad) {
-				buf[len] = '\0';
-				parse_line(c, buf, line, &cap);
-			}
+			if (!bad)
+				take_line(c, buf, len, line, &cap);
 			len = 0;
 			bad = false;
 			line++;
@@ -465,10 +561,14 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 		}
 		if (bad)
 			continue;
+		/*
+		 * Control bytes but tab and CR are errors; bytes from 0x80
+		 * are kept, take_line() checks them as UTF-8.
+		 */
 		if (ch == '\0') {
 			conf_error(c, line, "NUL byte");
 			bad = true;
-		} else if (ch != '\t' && ch != '\r' && (ch < 0x20 || ch > 0x7e)) {
+		} else if (ch < 0x20 ? ch != '\t' && ch != '\r' : ch == 0x7f) {
 			conf_error(c, line, "invalid byte 0x%02x", ch);
 			bad = true;
 		} else if (len >= sizeof(buf) - 1) {
@@ -481,10 +581,8 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 	}
 	if (ferror(f))
 		ret = -EIO;
-	else if (len && !bad) {
-		buf[len] = '\0';
-		parse_line(c, buf, line, &cap);
-	}
+	else if (len && !bad)
+		take_line(c, buf, len, line, &cap);
 	fclose(f);
 	return ret;
 }
