@@ -272,9 +272,33 @@ static void test_errors(struct suite *s)
 	/* Split: "\xbf04" would be one hex escape. */
 	ERR(s, "bom-not-first", "0000:03:00.0\n\xef\xbb\xbf" "04:00.0\n", 1,
 	    "2: non-ASCII character U+FEFF outside a comment");
+	ERR(s, "spaces-around-equals", "0000:03:00.0 owner = root\n", 1,
+	    "1: spaces around \"=\": write owner=root, with no spaces");
+	ERR(s, "spaces-after-equals",
+	    "0000:03:00.0 mode=0600 owner= root group =root\n", 1,
+	    "1: spaces around \"=\": write owner=root, with no spaces");
+	ERR(s, "tabs-around-equals", "\n0000:03:00.0\tmode\t=\t0600 # c\n", 1,
+	    "2: spaces around \"=\": write mode=0600, with no spaces");
 	ERR(s, "several-errors-keep-lines",
 	    "bad1\n0000:03:00.0\nbad3\n0000:03:00.0\n", 3,
 	    "4: duplicate entry (first at line 2)");
+}
+
+/* The line with "key = value" is still read as meant, for check's sake. */
+static void test_spaced_entry(struct suite *s)
+{
+	static const char text[] = "0000:03:00.0 mode = 0600 owner = 0\n";
+	struct result r;
+
+	parse(s, "spaces-entry-kept", text, sizeof(text) - 1, &r);
+	if (r.c.errors != 1 || r.c.n != 1 || !r.c.entries[0].has_mode ||
+	    r.c.entries[0].mode != 0600 || !r.c.entries[0].has_owner ||
+	    !strstr(r.err, "write mode=0600, with"))
+		report(s, "spaces-entry-kept", "%d errors, %zu entries: %s",
+		       r.c.errors, r.c.n, r.err);
+	else
+		report(s, "spaces-entry-kept", NULL);
+	done(&r);
 }
 
 static void test_nul(struct suite *s)
@@ -558,6 +582,7 @@ int main(int argc, char **argv)
 	test_utf8(&s);
 	test_missing(&s);
 	test_errors(&s);
+	test_spaced_entry(&s);
 	test_nul(&s);
 	test_long_lines(&s);
 	test_huge(&s);

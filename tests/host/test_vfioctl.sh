@@ -1247,6 +1247,15 @@ case_check_utf8_comments() {
 	want_in "$T/err" "devices.conf:1: invalid UTF-8 (byte 0xfc"
 }
 
+# "owner = root": one error on the line, and how to write it.
+case_check_spaces_around_equals() {
+	conf "0000:00:04.0 owner = root"
+	rc 1 vf check
+	[ "$(grep -c 'devices.conf:1: ' "$T/err")" -eq 1 ] ||
+		die "not one error: $(cat "$T/err")"
+	want_in "$T/err" 'devices.conf:1: spaces around "=": write owner=root, with no spaces'
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"

@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,10 +378,63 @@ static bool same_device(const struct conf_entry *a, const struct conf_entry *b)
 	return a->vendor == b->vendor && a->device == b->device;
 }
 
+#define BLANKS " \t\r"
+
+/* The blank-separated word of @s around @pos into @word. */
+static void word_at(const char *s, size_t pos, char *word, size_t size)
+{
+	size_t start = pos, len;
+
+	while (start && !strchr(BLANKS, s[start - 1]))
+		start--;
+	len = strcspn(s + start, BLANKS);
+	snprintf(word, size, "%.*s", (int)len, s + start);
+}
+
+/*
+ * "owner = root" is what one writes in most configuration files, and
+ * word by word it is three errors that do not say what is wrong.  Close
+ * the blanks around each "=" of the options @s, in place, so that the
+ * line parses as meant, and return true with the first option so closed
+ * in @word: the caller reports the line once, with the way to write it.
+ */
+static bool close_equals(char *s, char *word, size_t size)
+{
+	size_t r = 0, w = 0, n, first = SIZE_MAX;
+
+	while (s[r]) {
+		n = strspn(s + r, BLANKS);
+		if (n && s[r + n] == '=' && w) {
+			/* Blanks between a key and its "=". */
+			if (first == SIZE_MAX)
+				first = w;
+			r += n;
+			continue;
+		}
+		if (s[r] != '=') {
+			s[w++] = s[r++];
+			continue;
+		}
+		s[w++] = s[r++];
+		n = strspn(s + r, BLANKS);
+		if (n && s[r + n]) {
+			/* Blanks between the "=" and its value. */
+			if (first == SIZE_MAX)
+				first = w - 1;
+			r += n;
+		}
+	}
+	s[w] = '\0';
+	if (first == SIZE_MAX)
+		return false;
+	word_at(s, first, word, size);
+	return true;
+}
+
 static void parse_line(struct conf *c, char *buf, int line, size_t *cap)
 {
 	struct conf_entry e = { .line = line };
-	char *save, *word, *hash;
+	char *save, *word, *hash, hint[80];
 	size_t i;
 
 	hash = strchr(buf, '#');
@@ -399,6 +453,10 @@ static void parse_line(struct conf *c, char *buf, int line, size_t *cap)
 			   word);
 		return;
 	}
+	if (close_equals(save, hint, sizeof(hint)))
+		conf_error(c, line,
+			   "spaces around \"=\": write %s, with no spaces",
+			   hint);
 	while ((word = strtok_r(NULL, " \t\r", &save)))
 		parse_option(c, &e, word);
 
