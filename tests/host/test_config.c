@@ -279,6 +279,14 @@ static void test_errors(struct suite *s)
 	    "1: spaces around \"=\": write owner=root, with no spaces");
 	ERR(s, "tabs-around-equals", "\n0000:03:00.0\tmode\t=\t0600 # c\n", 1,
 	    "2: spaces around \"=\": write mode=0600, with no spaces");
+	ERR(s, "vendor-wildcard", "# every Intel device\n8086:* mode=0600\n", 1,
+	    "2: \"8086:*\": wildcards are not supported");
+	ERR(s, "function-wildcard", "0000:03:00.*\n", 1,
+	    "1: \"0000:03:00.*\": wildcards are not supported");
+	ERR(s, "class-device", "class=0x0200 group=kvm\n", 1,
+	    "1: \"class=0x0200\": class matches are not supported");
+	ERR(s, "class-option", "8086:10d3 class=0x0200\n", 1,
+	    "1: \"class=0x0200\": class matches are not supported");
 	ERR(s, "several-errors-keep-lines",
 	    "bad1\n0000:03:00.0\nbad3\n0000:03:00.0\n", 3,
 	    "4: duplicate entry (first at line 2)");

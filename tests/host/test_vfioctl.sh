@@ -1256,6 +1256,17 @@ case_check_spaces_around_equals() {
 	want_in "$T/err" 'devices.conf:1: spaces around "=": write owner=root, with no spaces'
 }
 
+# Vendor and class wildcards are refused by line, and nothing is bound.
+case_check_wildcards_refused() {
+	conf "8086:*" "class=0x0200"
+	rc 1 vf check
+	want_in "$T/err" 'devices.conf:1: "8086:*": wildcards are not supported'
+	want_in "$T/err" 'devices.conf:2: "class=0x0200": class matches are not supported'
+	want_in "$T/err" "see devices.conf(5)"
+	rc 1 vf apply
+	want_no_writes
+}
+
 case_check_valid() {
 	conf "# ok" "0000:00:02.0 owner=$uid group=$gid mode=0660" \
 		"0000:00:1f.0 mode=0600" "0000:00:1f.3 mode=0600"

@@ -323,6 +323,22 @@ static bool name_ok(const char *s)
 			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
 }
 
+/*
+ * "8086:*", "0000:03:00.*", "class=0x0200": refused, not matched.  A line
+ * takes its devices from the host at boot and on hotplug, before anything
+ * uses them, so the in-use checks cannot protect the host's own NIC, disk
+ * controller or chipset from a pattern that happens to cover them, and a
+ * machine that boots without them cannot be reached to fix the file.
+ * devices.conf(5) says so at length; the message points there.
+ */
+static void refuse_wide(struct conf *c, int line, const char *word)
+{
+	conf_error(c, line,
+		   "\"%.32s\": %s are not supported, they could take the host's own devices; name each device by address or vendor:device (vfioctl list --class shows them, see devices.conf(5))",
+		   word, strncmp(word, "class", 5) ? "wildcards" :
+		   "class matches");
+}
+
 static void parse_option(struct conf *c, struct conf_entry *e, char *word)
 {
 	char *eq = strchr(word, '=');
@@ -356,6 +372,9 @@ static void parse_option(struct conf *c, struct conf_entry *e, char *word)
 			set_owner(c, e, val);
 		else
 			set_group(c, e, val);
+	} else if (!strcmp(word, "class")) {
+		*eq = '=';
+		refuse_wide(c, e->line, word);
 	} else if (!strcmp(word, "mode")) {
 		if (e->has_mode) {
 			conf_error(c, e->line, "mode= given twice");
@@ -448,9 +467,12 @@ static void parse_line(struct conf *c, char *buf, int line, size_t *cap)
 	} else if (parse_pci_id(word, &e.vendor, &e.device)) {
 		e.kind = CONF_ID;
 	} else {
-		conf_error(c, line,
-			   "bad device \"%.32s\" (want 0000:03:00.0 or vendor:device like 8086:10d3)",
-			   word);
+		if (!strncmp(word, "class=", 6) || strpbrk(word, "*?["))
+			refuse_wide(c, line, word);
+		else
+			conf_error(c, line,
+				   "bad device \"%.32s\" (want 0000:03:00.0 or vendor:device like 8086:10d3)",
+				   word);
 		return;
 	}
 	if (close_equals(save, hint, sizeof(hint)))
