@@ -1056,8 +1056,10 @@ case_bash_completion() {
 		try vfioctl -c /x bind --save 0000:00:02.0 ow
 		try vfioctl d
 		try vfioctl --memlock-for 4G doctor --me
+		try vfioctl check --syn
 	' _ "$script" >"$T/compl" 2>&1 || die "script failed: $(cat "$T/compl")"
-	printf '%s\n' bind net --class owner= doctor --memlock-for >"$T/want"
+	printf '%s\n' bind net --class owner= doctor --memlock-for --syntax \
+		>"$T/want"
 	cmp -s "$T/want" "$T/compl" || die "completed: $(tr '\n' '|' <"$T/compl")"
 }
 
@@ -1276,13 +1278,13 @@ case_check_valid() {
 
 case_check_group_conflict() {
 	conf "0000:00:1f.0 owner=0" "" "0000:00:1f.3 owner=1 mode=0600"
-	rc 1 vf check
+	rc 5 vf check
 	want_in "$T/err" "devices.conf:3: 0000:00:1f.3 has owner=1 but 0000:00:1f.0 (line 1) in the same IOMMU group 4 has owner=0"
 }
 
 case_check_unconfigured_member() {
 	conf "0000:00:1f.0"
-	rc 1 vf check
+	rc 5 vf check
 	want_in "$T/err" "devices.conf:1: IOMMU group 4 of 0000:00:1f.0 also holds 0000:00:1f.3 (8086:2930, i801_smbus)"
 }
 
@@ -1293,13 +1295,13 @@ case_check_bridge_not_needed() {
 
 case_check_double_match() {
 	conf "1234:11e8" "0000:00:04.0"
-	rc 1 vf check
+	rc 5 vf check
 	want_in "$T/err" "devices.conf:2: 0000:00:04.0 is also configured at line 1"
 }
 
 case_check_topology_errors() {
 	conf "0000:00:09.0" "0000:00:06.0"
-	rc 1 vf check
+	rc 5 vf check
 	want_in "$T/err" "devices.conf:1: 0000:00:09.0 is not present"
 	want_in "$T/err" "devices.conf:2: 0000:00:06.0 has no IOMMU group"
 }
@@ -1337,6 +1339,52 @@ case_check_warnings_capped() {
 	want_in "$T/err" "devices.conf:50: warning: no device abcd:0031 is present"
 	want_in "$T/err" "$CONF: 3950 more warnings not shown"
 	[ "$(wc -l <"$T/err")" -eq 51 ] || die "$(wc -l <"$T/err") lines"
+}
+
+# A valid file on a machine whose IOMMU is off: check says the machine
+# cannot apply it (5), check --syntax that the file is fine (0).
+case_check_syntax_iommu_off() {
+	conf "# the NIC" "0000:00:06.0 mode=0600"
+	rc 5 vf check
+	want_in "$T/err" "devices.conf:2: 0000:00:06.0 has no IOMMU group"
+	want_in "$T/err" "the file is valid, but this machine cannot apply it"
+	rc 0 vf check --syntax
+	want_in "$T/out" "syntax ok, 1 entry (this machine not checked)"
+	[ ! -s "$T/err" ] || die "said: $(cat "$T/err")"
+	rc 0 vf --syntax check
+	# No devices to read at all: the same.
+	rc 5 vf --sysfs-root "$T/nowhere" check
+	want_in "$T/err" "the devices were not checked"
+	rc 0 vf --sysfs-root "$T/nowhere" check --syntax
+}
+
+# Users and groups are this machine's: looked up by check, not --syntax.
+case_check_syntax_users() {
+	conf "0000:00:04.0 owner=no-such-user-vfio group=no-such-group-vfio"
+	rc 5 vf check
+	want_in "$T/err" 'devices.conf:1: unknown user "no-such-user-vfio"'
+	want_in "$T/err" 'devices.conf:1: unknown group "no-such-group-vfio"'
+	rc 0 vf check --syntax
+	# A name that no machine has is still the file's error.
+	conf "0000:00:04.0 owner=a\$b"
+	rc 1 vf check --syntax
+	want_in "$T/err" 'devices.conf:1: bad owner name'
+}
+
+# The file's own errors are 1 with or without --syntax, and win over
+# the machine's; --syntax goes with check only.
+case_check_syntax_file_errors() {
+	conf "0000:00:06.0" "nonsense" "0000:00:04.0 0000:00:04.0"
+	rc 1 vf check --syntax
+	want_in "$T/err" "devices.conf:2: bad device"
+	want_in "$T/err" "devices.conf:3: expected key=value"
+	want_not_in "$T/err" "IOMMU group"
+	rc 1 vf check
+	want_in "$T/err" "devices.conf:1: 0000:00:06.0 has no IOMMU group"
+	want_in "$T/err" "2 errors in the file, more on this machine"
+	want_usage "--syntax only goes with check" --syntax list
+	rc 1 vf check --syntax -c "$T/nonexistent"
+	want_in "$T/err" "No such file or directory"
 }
 
 case_check_hostile() {

@@ -301,9 +301,9 @@ static void warn_in_use(const struct vfioctl *v, struct conf *c,
 		if (t->e->force || !strcmp(t->dev->driver, VFIO_DRIVER) ||
 		    !dev_in_use(v, t->dev, why, sizeof(why)))
 			continue;
-		conf_warn(c, t->e->line,
-			  "%s is in use by the host (%s): apply and hotplug will not take it unless the line says force",
-			  t->dev->addr, why);
+		conf_machine_warn(c, t->e->line,
+				  "%s is in use by the host (%s): apply and hotplug will not take it unless the line says force",
+				  t->dev->addr, why);
 	}
 }
 
@@ -329,40 +329,83 @@ void check_warnings(const struct vfioctl *v, struct conf *c,
 	warn_world(c);
 }
 
-int cmd_check(const struct vfioctl *v)
+/*
+ * The checks of plain "check" that need this machine: topology and the
+ * devices the host uses.  Returns false when the devices could not be
+ * read, so that nothing about the machine was checked.
+ */
+static bool check_machine(const struct vfioctl *v, struct conf *c)
 {
 	struct pci_list l;
 	struct plan p;
-	struct conf c;
-	int ret = EXIT_OK, err;
+	int err;
 
-	err = conf_load(&c, v->config, stderr);
-	if (err) {
-		msg_err("%s: %s", v->config, strerror(-err));
-		return EXIT_USAGE;
-	}
-	/* Syntax errors are reported even when sysfs cannot be read. */
 	err = pci_list_load(v, &l);
 	if (err) {
-		msg_err("reading %s/bus/pci/devices: %s; topology not checked",
+		msg_err("reading %s/bus/pci/devices: %s; the devices were not checked",
 			v->sysfs, strerror(-err));
+		return false;
+	}
+	if (plan_build(&p, c, &l, true))
+		conf_machine_error(c, 0, "checking the devices: %s",
+				   strerror(ENOMEM));
+	check_warnings(v, c, &p);
+	plan_free(&p);
+	pci_list_free(&l);
+	return true;
+}
+
+/*
+ * check's last line and its exit status: the file's own errors first
+ * (EXIT_USAGE: no machine can apply it), then this machine's
+ * (EXIT_DIFFERS: the file is fine, this machine cannot apply it as
+ * written), see EXIT STATUS in vfioctl(8).
+ */
+static int check_verdict(const struct vfioctl *v, const struct conf *c,
+			 bool machine_read)
+{
+	int file = c->errors - c->machine_errors, here = c->machine_errors;
+
+	if (file) {
+		msg_err("%s: %d error%s in the file%s", v->config, file,
+			file == 1 ? "" : "s", here ? ", more on this machine" :
+			"");
+		return EXIT_USAGE;
+	}
+	if (here || !machine_read) {
+		if (here)
+			msg_err("%s: the file is valid, but this machine cannot apply it as written: %d error%s",
+				v->config, here, here == 1 ? "" : "s");
+		return EXIT_DIFFERS;
+	}
+	printf("%s: %s, %zu entr%s%s\n", v->config,
+	       v->syntax ? "syntax ok" : "ok", c->n, c->n == 1 ? "y" : "ies",
+	       v->syntax ? " (this machine not checked)" : "");
+	return EXIT_OK;
+}
+
+int cmd_check(const struct vfioctl *v)
+{
+	bool machine_read = true;
+	struct conf c;
+	int ret, err;
+
+	err = conf_load_flags(&c, v->config, stderr,
+			      v->syntax ? CONF_SYNTAX : 0);
+	if (err) {
+		conf_report(&c);
+		msg_err("%s: %s", v->config, strerror(-err));
+		conf_free(&c);
+		return EXIT_USAGE;
+	}
+	/* The file's errors are reported even when sysfs cannot be read. */
+	if (!v->syntax)
+		machine_read = check_machine(v, &c);
+	/* check_warnings() has said it when the machine was checked. */
+	if (v->syntax || !machine_read)
 		warn_world(&c);
-	} else {
-		if (plan_build(&p, &c, &l, true))
-			conf_error(&c, 0, "out of memory");
-		check_warnings(v, &c, &p);
-		plan_free(&p);
-		pci_list_free(&l);
-	}
 	conf_report(&c);
-	if (c.errors) {
-		msg_err("%s: %d error%s", v->config, c.errors,
-			c.errors == 1 ? "" : "s");
-		ret = EXIT_USAGE;
-	} else {
-		printf("%s: ok, %zu entr%s\n", v->config, c.n,
-		       c.n == 1 ? "y" : "ies");
-	}
+	ret = check_verdict(v, &c, machine_read);
 	conf_free(&c);
 	return ret;
 }

@@ -58,11 +58,28 @@ static void diag_hide(struct conf *c, bool warning)
  * they are found in: the parser goes top down, but topology checks and
  * warnings come after it, and the first lines are where to start fixing.
  */
-static void diag_add(struct conf *c, int line, bool warning, bool pinned,
+/* How diag_add() files a problem. */
+#define DIAG_WARNING	0x1
+#define DIAG_MACHINE	0x2
+#define DIAG_PINNED	0x4	/* never dropped for the cap */
+
+/*
+ * Keep the CONF_MAX_SHOWN problems of the earliest lines, whatever order
+ * they are found in: the parser goes top down, but topology checks and
+ * warnings come after it, and the first lines are where to start fixing.
+ */
+static void diag_add(struct conf *c, int line, unsigned int how,
 		     const char *fmt, va_list ap)
 {
+	bool warning = how & DIAG_WARNING;
 	struct conf_diag *d, *last;
 
+	if (warning)
+		c->warnings++;
+	else
+		c->errors++;
+	if (!warning && (how & DIAG_MACHINE))
+		c->machine_errors++;
 	if (!c->diag)
 		c->diag = calloc(CONF_MAX_SHOWN, sizeof(*c->diag));
 	if (!c->diag) {
@@ -76,7 +93,7 @@ static void diag_add(struct conf *c, int line, bool warning, bool pinned,
 		d = &c->diag[c->ndiag++];
 	} else {
 		last = diag_last(c);
-		if (!last || (!pinned && last->line <= line)) {
+		if (!last || (!(how & DIAG_PINNED) && last->line <= line)) {
 			diag_hide(c, warning);
 			return;
 		}
@@ -85,7 +102,8 @@ static void diag_add(struct conf *c, int line, bool warning, bool pinned,
 	}
 	d->line = line;
 	d->warning = warning;
-	d->pinned = pinned;
+	d->machine = how & DIAG_MACHINE;
+	d->pinned = how & DIAG_PINNED;
 	d->seq = c->seq++;
 	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 }
@@ -94,9 +112,8 @@ void conf_error(struct conf *c, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	c->errors++;
 	va_start(ap, fmt);
-	diag_add(c, line, false, false, fmt, ap);
+	diag_add(c, line, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -104,9 +121,26 @@ void conf_warn(struct conf *c, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	c->warnings++;
 	va_start(ap, fmt);
-	diag_add(c, line, true, false, fmt, ap);
+	diag_add(c, line, DIAG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void conf_machine_error(struct conf *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_add(c, line, DIAG_MACHINE, fmt, ap);
+	va_end(ap);
+}
+
+void conf_machine_warn(struct conf *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_add(c, line, DIAG_WARNING | DIAG_MACHINE, fmt, ap);
 	va_end(ap);
 }
 
@@ -118,9 +152,8 @@ static void conf_stop(struct conf *c, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	c->errors++;
 	va_start(ap, fmt);
-	diag_add(c, line, false, true, fmt, ap);
+	diag_add(c, line, DIAG_PINNED, fmt, ap);
 	va_end(ap);
 }
 
@@ -246,6 +279,23 @@ static bool parse_number(const char *s, unsigned long max, unsigned long *out)
 	return true;
 }
 
+/*
+ * A user or group name that is not in this machine's database: an error
+ * about the machine (the file may be right where the name exists), with
+ * the reason when the lookup itself failed rather than found nothing
+ * (getpwnam(3) lists the errno values that mean "not found").
+ */
+static void unknown_name(struct conf *c, int line, const char *what,
+			 const char *name, int err)
+{
+	if (err && err != ENOENT && err != ESRCH && err != EBADF &&
+	    err != EPERM)
+		conf_machine_error(c, line, "looking up %s \"%s\": %s", what,
+				   name, strerror(err));
+	else
+		conf_machine_error(c, line, "unknown %s \"%s\"", what, name);
+}
+
 static void set_owner(struct conf *c, struct conf_entry *e, const char *val)
 {
 	struct passwd *pw;
@@ -253,11 +303,13 @@ static void set_owner(struct conf *c, struct conf_entry *e, const char *val)
 
 	if (parse_number(val, 0x7fffffff, &n)) {
 		e->uid = (uid_t)n;
+	} else if (c->flags & CONF_SYNTAX) {
+		e->uid = (uid_t)-1;
 	} else {
 		errno = 0;
 		pw = getpwnam(val);
 		if (!pw) {
-			conf_error(c, e->line, "unknown user \"%s\"", val);
+			unknown_name(c, e->line, "user", val, errno);
 			return;
 		}
 		e->uid = pw->pw_uid;
@@ -273,11 +325,13 @@ static void set_group(struct conf *c, struct conf_entry *e, const char *val)
 
 	if (parse_number(val, 0x7fffffff, &n)) {
 		e->gid = (gid_t)n;
+	} else if (c->flags & CONF_SYNTAX) {
+		e->gid = (gid_t)-1;
 	} else {
 		errno = 0;
 		gr = getgrnam(val);
 		if (!gr) {
-			conf_error(c, e->line, "unknown group \"%s\"", val);
+			unknown_name(c, e->line, "group", val, errno);
 			return;
 		}
 		e->gid = gr->gr_gid;
@@ -607,6 +661,12 @@ static void take_line(struct conf *c, char *buf, size_t len, int line,
 
 int conf_load(struct conf *c, const char *path, FILE *err)
 {
+	return conf_load_flags(c, path, err, 0);
+}
+
+int conf_load_flags(struct conf *c, const char *path, FILE *err,
+		    unsigned int flags)
+{
 	char buf[CONF_MAX_LINE];
 	size_t len = 0, total = 0, cap = 0;
 	int line = 1, ch, ret = 0;
@@ -616,6 +676,7 @@ int conf_load(struct conf *c, const char *path, FILE *err)
 	memset(c, 0, sizeof(*c));
 	c->path = path;
 	c->err = err;
+	c->flags = flags;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;

@@ -51,7 +51,7 @@ struct conf_entry {
 	char group[CONF_NAME_MAX];
 	bool has_owner, has_group, has_mode;
 	bool force;		/* "force": take it even when the host uses it */
-	uid_t uid;
+	uid_t uid;		/* -1 when not looked up: CONF_SYNTAX */
 	gid_t gid;
 	unsigned int mode;
 };
@@ -60,6 +60,7 @@ struct conf_entry {
 struct conf_diag {
 	int line;
 	bool warning;
+	bool machine;		/* about this machine, not the file alone */
 	bool pinned;		/* where parsing stopped: never dropped */
 	unsigned long seq;	/* keeps one line's messages in order */
 	char msg[CONF_MSG_MAX];
@@ -70,7 +71,9 @@ struct conf {
 	struct conf_entry *entries;
 	size_t n;
 	int errors;		/* counted, also those not shown */
+	int machine_errors;	/* of errors: those about this machine */
 	int warnings;
+	unsigned int flags;	/* of conf_load_flags() */
 	FILE *err;		/* where "file:line: message" goes */
 	struct conf_diag *diag;	/* at most CONF_MAX_SHOWN, see conf_report */
 	size_t ndiag;
@@ -86,6 +89,16 @@ struct conf {
  * c->entries is valid until conf_free().
  */
 int conf_load(struct conf *c, const char *path, FILE *err);
+
+/*
+ * Only the file, not the machine it is on: user and group names are not
+ * looked up (a file is often written before its users exist, or for
+ * another machine), only checked to be well-formed.
+ */
+#define CONF_SYNTAX		0x1
+/* conf_load_flags() - conf_load() with CONF_* @flags. */
+int conf_load_flags(struct conf *c, const char *path, FILE *err,
+		    unsigned int flags);
 /* conf_free() - conf_report() what is left, then free @c. */
 void conf_free(struct conf *c);
 
@@ -94,6 +107,16 @@ void conf_error(struct conf *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* conf_warn() - the same for a problem that leaves the file valid. */
 void conf_warn(struct conf *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * conf_machine_error(), conf_machine_warn() - the same for a problem of
+ * @line on this machine only: an unknown user, an absent device, the
+ * IOMMU topology.  The same file may be right elsewhere; check tells the
+ * two kinds apart by its exit status.
+ */
+void conf_machine_error(struct conf *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void conf_machine_warn(struct conf *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*

@@ -42,13 +42,16 @@ const struct conf_entry *conf_match(const struct conf *c,
 	return id;
 }
 
-/* Report a problem as an error or, when not @strict, as a warning. */
+/*
+ * Report a problem as an error or, when not @strict, as a warning; every
+ * problem found here is about this machine's devices, not the file alone.
+ */
 #define topo_problem(c, strict, line, ...)				\
 	do {								\
 		if (strict)						\
-			conf_error(c, line, __VA_ARGS__);		\
+			conf_machine_error(c, line, __VA_ARGS__);	\
 		else							\
-			conf_warn(c, line, __VA_ARGS__);		\
+			conf_machine_warn(c, line, __VA_ARGS__);	\
 	} while (0)
 
 static const struct target *find_target(const struct plan *p,
@@ -68,20 +71,20 @@ static void check_pair(struct conf *c, const struct target *a,
 	const struct conf_entry *x = a->e, *y = b->e;
 
 	if (x->has_owner && y->has_owner && x->uid != y->uid)
-		conf_error(c, y->line,
-			   "%s has owner=%s but %s (line %d) in the same IOMMU group %d has owner=%s",
-			   b->dev->addr, y->owner, a->dev->addr, x->line,
-			   a->dev->group, x->owner);
+		conf_machine_error(c, y->line,
+				   "%s has owner=%s but %s (line %d) in the same IOMMU group %d has owner=%s",
+				   b->dev->addr, y->owner, a->dev->addr,
+				   x->line, a->dev->group, x->owner);
 	if (x->has_group && y->has_group && x->gid != y->gid)
-		conf_error(c, y->line,
-			   "%s has group=%s but %s (line %d) in the same IOMMU group %d has group=%s",
-			   b->dev->addr, y->group, a->dev->addr, x->line,
-			   a->dev->group, x->group);
+		conf_machine_error(c, y->line,
+				   "%s has group=%s but %s (line %d) in the same IOMMU group %d has group=%s",
+				   b->dev->addr, y->group, a->dev->addr,
+				   x->line, a->dev->group, x->group);
 	if (x->has_mode && y->has_mode && x->mode != y->mode)
-		conf_error(c, y->line,
-			   "%s has mode=%04o but %s (line %d) in the same IOMMU group %d has mode=%04o",
-			   b->dev->addr, y->mode, a->dev->addr, x->line,
-			   a->dev->group, x->mode);
+		conf_machine_error(c, y->line,
+				   "%s has mode=%04o but %s (line %d) in the same IOMMU group %d has mode=%04o",
+				   b->dev->addr, y->mode, a->dev->addr,
+				   x->line, a->dev->group, x->mode);
 }
 
 static void check_groups(struct plan *p, struct conf *c,
@@ -139,9 +142,9 @@ int plan_build(struct plan *p, struct conf *c, const struct pci_list *l,
 			found = true;
 			t = find_target(p, d);
 			if (t) {
-				conf_error(c, e->line,
-					   "%s is also configured at line %d",
-					   d->addr, t->e->line);
+				conf_machine_error(c, e->line,
+						   "%s is also configured at line %d",
+						   d->addr, t->e->line);
 				continue;
 			}
 			if (d->group < 0)
@@ -170,8 +173,9 @@ int plan_build(struct plan *p, struct conf *c, const struct pci_list *l,
 			topo_problem(c, strict, e->line, "%s is not present",
 				     e->addr);
 		else
-			conf_warn(c, e->line, "no device %04x:%04x is present",
-				  e->vendor, e->device);
+			conf_machine_warn(c, e->line,
+					  "no device %04x:%04x is present",
+					  e->vendor, e->device);
 	}
 	check_groups(p, c, l, strict);
 	return 0;

@@ -23,12 +23,12 @@ struct plan {
 };
 
 /*
- * plan_build() - match the entries of @c against @l.  Always errors (in
- * c->errors): a device matched by two entries, two devices of one group
- * asking for different owner, group or mode.  With @strict (check) also
- * errors, otherwise warnings: a configured address that is not present, a
- * device without IOMMU group, a group with members nobody configured.
- * Returns 0 or -ENOMEM.
+ * plan_build() - match the entries of @c against @l.  Always errors: a
+ * device matched by two entries, two devices of one group asking for
+ * different owner, group or mode.  With @strict (check) also errors,
+ * otherwise warnings: a configured address that is not present, a device
+ * without IOMMU group, a group with members nobody configured.  All are
+ * about this machine (c->machine_errors).  Returns 0 or -ENOMEM.
  */
 int plan_build(struct plan *p, struct conf *c, const struct pci_list *l,
 	       bool strict);

@@ -75,6 +75,7 @@ enum {
 	OPT_CLASS	= 1u << 5,
 	OPT_MEMLOCK	= 1u << 6,
 	OPT_JSON	= 1u << 7,
+	OPT_SYNTAX	= 1u << 8,
 };
 
 static const struct {
@@ -89,6 +90,7 @@ static const struct {
 	{ OPT_CLASS, "--class" },
 	{ OPT_MEMLOCK, "--memlock-for" },
 	{ OPT_JSON, "--json" },
+	{ OPT_SYNTAX, "--syntax" },
 };
 
 /* The command line, parsed. */
@@ -134,8 +136,9 @@ static const struct verb {
 	{ .name = "status", .args = "", .opts = OPT_JSON,
 	  .help = "configured devices: configured vs actual",
 	  .run = cmd_status },
-	{ .name = "check", .args = "",
-	  .help = "validate the configuration file", .run = cmd_check },
+	{ .name = "check", .args = "", .opts = OPT_SYNTAX,
+	  .help = "validate the configuration file (and this machine)",
+	  .run = cmd_check },
 	{ .name = "apply", .args = "", .lock = true,
 	  .opts = OPT_FORCE | OPT_DRY_RUN | OPT_BOOT | OPT_WAIT,
 	  .help = "bind every configured device to vfio",
@@ -184,6 +187,7 @@ static void print_usage(void)
 	       "                         the host is using\n"
 	       "      --save             bind, unbind: also edit the configuration\n"
 	       "  -n, --dry-run          apply: only say what would be done\n"
+	       "      --syntax           check: the file alone, not this machine\n"
 	       "      --boot             apply: the boot unit's run: nothing when no\n"
 	       "                         device is configured, else wait (--wait 60),\n"
 	       "                         modprobe vfio_pci, apply\n"
@@ -205,7 +209,8 @@ static void print_usage(void)
 	}
 	printf("exit: 0 ok, 1 usage/config error, 2 partial failure, "
 	       "3 failed (device unchanged),\n      4 restore failed, "
-	       "5 status differs from the configuration, doctor found a fail\n");
+	       "5 status differs from the configuration, doctor found a fail,\n"
+	       "      or check found a valid file this machine cannot apply\n");
 }
 
 /* --wait: whole seconds, at most WAIT_MAX. */
@@ -235,6 +240,7 @@ static const struct option long_options[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "save", no_argument, NULL, 'W' },
 	{ "dry-run", no_argument, NULL, 'n' },
+	{ "syntax", no_argument, NULL, 'Y' },
 	{ "boot", no_argument, NULL, 'B' },
 	{ "wait", required_argument, NULL, 'T' },
 	{ "udev-data", required_argument, NULL, 'U' },
@@ -319,6 +325,10 @@ static int set_option(struct args *a, int c, char *arg)
 	case 'n':
 		v->dry_run = true;
 		a->given |= OPT_DRY_RUN;
+		break;
+	case 'Y':
+		v->syntax = true;
+		a->given |= OPT_SYNTAX;
 		break;
 	case 'B':
 		v->boot = true;

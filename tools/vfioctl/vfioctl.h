@@ -22,7 +22,9 @@ enum {
 	EXIT_FAILED = 3,	/* the operation failed, the device is as it was */
 	EXIT_RESTORE = 4,	/* restoring a device failed: it needs a look */
 	EXIT_DIFFERS = 5,	/* status: the system differs from the config;
-				 * doctor: a finding is "fail" */
+				 * doctor: a finding is "fail";
+				 * check: the file is valid, but this machine
+				 * cannot apply it as written */
 };
 
 struct vfioctl {
@@ -37,6 +39,7 @@ struct vfioctl {
 	bool force;		/* take devices the host is using */
 	bool save;		/* bind/unbind: also edit the configuration */
 	bool dry_run;		/* apply: say what would be done, do nothing */
+	bool syntax;		/* check: the file alone, not this machine */
 	bool boot;		/* apply: the unit's path, see boot.h */
 	int wait;		/* apply: seconds to wait for udev, -1: unset */
 	const char *class;	/* list: only this kind of device, or NULL */
