@@ -480,7 +480,7 @@ case_usage_one_line() {
 # Each verb takes the options its line of the verb table gives it and
 # refuses the others, naming the verbs that do take them.
 case_verb_options() {
-	want_usage "--json only goes with list, status or doctor" \
+	want_usage "--json only goes with list, status, check or doctor" \
 		--json bind 0000:00:02.0
 	want_usage "--class only goes with list" --class net status
 	want_usage "--save only goes with bind or unbind" --save apply
@@ -1385,6 +1385,58 @@ case_check_syntax_file_errors() {
 	want_usage "--syntax only goes with check" --syntax list
 	rc 1 vf check --syntax -c "$T/nonexistent"
 	want_in "$T/err" "No such file or directory"
+}
+
+# check --json: one object, the problems by line, nothing on stderr.
+case_check_json() {
+	conf "0000:00:06.0 mode=0666" "nonsense"
+	rc 1 vf --json check
+	[ ! -s "$T/err" ] || die "stderr: $(cat "$T/err")"
+	"$PYTHON" - "$T/out" <<'PY' || die "check json wrong: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["ok"] is False and c["exit"] == 1, c
+assert c["file_errors"] == 1 and c["machine_errors"] == 1, c
+assert c["warnings"] == 1 and c["entries"] == 1 and c["not_shown"] == 0, c
+assert c["syntax_only"] is False and c["machine_checked"] is True, c
+assert c["read_error"] is None, c
+d = c["diagnostics"]
+assert [x["line"] for x in d] == [1, 1, 2], d
+assert all(set(x) == {"line", "severity", "about", "message"} for x in d), d
+k = {(x["line"], x["severity"], x["about"]) for x in d}
+assert k == {(1, "error", "machine"), (1, "warning", "file"),
+             (2, "error", "file")}, k
+assert any("no IOMMU group" in x["message"] for x in d), d
+PY
+	conf "0000:00:06.0 mode=0600"
+	rc 0 vf --json check --syntax
+	"$PYTHON" - "$T/out" <<'PY' || die "syntax json wrong: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["ok"] is True and c["exit"] == 0 and c["diagnostics"] == [], c
+assert c["syntax_only"] is True and c["machine_checked"] is False, c
+PY
+	rc 5 vf --json check
+	"$PYTHON" - "$T/out" <<'PY' || die "machine json wrong: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["ok"] is False and c["exit"] == 5 and c["machine_errors"] == 1, c
+PY
+	awk 'BEGIN { for (i = 0; i < 400; i++) printf "abcd:%04x\n", i }' \
+		>"$CONF"
+	rc 0 vf --json check
+	"$PYTHON" - "$T/out" <<'PY' || die "capped json wrong: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert len(c["diagnostics"]) == 50 and c["not_shown"] == 350, c
+assert c["warnings"] == 400 and c["ok"] is True, c
+PY
+	rc 1 vf --json check -c "$T/nonexistent"
+	"$PYTHON" - "$T/out" <<'PY' || die "missing json wrong: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["read_error"] == "No such file or directory" and c["exit"] == 1, c
+PY
 }
 
 case_check_hostile() {

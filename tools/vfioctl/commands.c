@@ -356,32 +356,81 @@ static bool check_machine(const struct vfioctl *v, struct conf *c)
 }
 
 /*
- * check's last line and its exit status: the file's own errors first
- * (EXIT_USAGE: no machine can apply it), then this machine's
- * (EXIT_DIFFERS: the file is fine, this machine cannot apply it as
- * written), see EXIT STATUS in vfioctl(8).
+ * check's exit status: the file's own errors first (EXIT_USAGE: no
+ * machine can apply it), then this machine's (EXIT_DIFFERS: the file is
+ * fine, this machine cannot apply it as written), see vfioctl(8).
  */
-static int check_verdict(const struct vfioctl *v, const struct conf *c,
-			 bool machine_read)
+static int check_status(const struct conf *c, bool machine_read)
+{
+	if (c->errors > c->machine_errors)
+		return EXIT_USAGE;
+	if (c->machine_errors || !machine_read)
+		return EXIT_DIFFERS;
+	return EXIT_OK;
+}
+
+/* check's last line, for exit status @ret. */
+static void check_say(const struct vfioctl *v, const struct conf *c,
+		      int ret)
 {
 	int file = c->errors - c->machine_errors, here = c->machine_errors;
 
-	if (file) {
+	if (ret == EXIT_USAGE)
 		msg_err("%s: %d error%s in the file%s", v->config, file,
 			file == 1 ? "" : "s", here ? ", more on this machine" :
 			"");
-		return EXIT_USAGE;
+	else if (here)
+		msg_err("%s: the file is valid, but this machine cannot apply it as written: %d error%s",
+			v->config, here, here == 1 ? "" : "s");
+	else if (ret == EXIT_OK)
+		printf("%s: %s, %zu entr%s%s\n", v->config,
+		       v->syntax ? "syntax ok" : "ok", c->n,
+		       c->n == 1 ? "y" : "ies",
+		       v->syntax ? " (this machine not checked)" : "");
+}
+
+/*
+ * check --json: one object with what the text says, the problems as an
+ * array sorted by line (the same CONF_MAX_SHOWN, the rest counted), and
+ * nothing on stderr but what is not about a line.  @err: the file could
+ * not be read (-errno), then the counts are of what was read.
+ */
+static void check_json(const struct vfioctl *v, struct conf *c, int err,
+		       bool machine_read, int ret)
+{
+	struct json j;
+	size_t i;
+
+	conf_diag_sort(c);
+	json_init(&j, stdout);
+	json_begin_obj(&j, NULL);
+	json_str(&j, "config", v->config);
+	json_str(&j, "read_error", err ? strerror(-err) : NULL);
+	json_bool(&j, "syntax_only", v->syntax);
+	json_bool(&j, "machine_checked", !v->syntax && machine_read && !err);
+	json_int(&j, "entries", c->n);
+	json_int(&j, "file_errors", c->errors - c->machine_errors);
+	json_int(&j, "machine_errors", c->machine_errors);
+	json_int(&j, "warnings", c->warnings);
+	json_begin_arr(&j, "diagnostics");
+	for (i = 0; i < c->ndiag; i++) {
+		const struct conf_diag *d = &c->diag[i];
+
+		json_begin_obj(&j, NULL);
+		json_int(&j, "line", d->line);
+		json_str(&j, "severity", d->warning ? "warning" : "error");
+		json_str(&j, "about", d->machine ? "machine" : "file");
+		json_str(&j, "message", d->msg);
+		json_end_obj(&j);
 	}
-	if (here || !machine_read) {
-		if (here)
-			msg_err("%s: the file is valid, but this machine cannot apply it as written: %d error%s",
-				v->config, here, here == 1 ? "" : "s");
-		return EXIT_DIFFERS;
-	}
-	printf("%s: %s, %zu entr%s%s\n", v->config,
-	       v->syntax ? "syntax ok" : "ok", c->n, c->n == 1 ? "y" : "ies",
-	       v->syntax ? " (this machine not checked)" : "");
-	return EXIT_OK;
+	json_end_arr(&j);
+	json_int(&j, "not_shown", c->hidden_errors + c->hidden_warnings);
+	json_int(&j, "exit", ret);
+	json_bool(&j, "ok", ret == EXIT_OK);
+	json_end_obj(&j);
+	json_end(&j);
+	/* Said in the object: conf_free() must not print them again. */
+	conf_diag_clear(c);
 }
 
 int cmd_check(const struct vfioctl *v)
@@ -393,8 +442,12 @@ int cmd_check(const struct vfioctl *v)
 	err = conf_load_flags(&c, v->config, stderr,
 			      v->syntax ? CONF_SYNTAX : 0);
 	if (err) {
-		conf_report(&c);
-		msg_err("%s: %s", v->config, strerror(-err));
+		if (v->json) {
+			check_json(v, &c, err, false, EXIT_USAGE);
+		} else {
+			conf_report(&c);
+			msg_err("%s: %s", v->config, strerror(-err));
+		}
 		conf_free(&c);
 		return EXIT_USAGE;
 	}
@@ -404,8 +457,13 @@ int cmd_check(const struct vfioctl *v)
 	/* check_warnings() has said it when the machine was checked. */
 	if (v->syntax || !machine_read)
 		warn_world(&c);
-	conf_report(&c);
-	ret = check_verdict(v, &c, machine_read);
+	ret = check_status(&c, machine_read);
+	if (v->json) {
+		check_json(v, &c, 0, machine_read, ret);
+	} else {
+		conf_report(&c);
+		check_say(v, &c, ret);
+	}
 	conf_free(&c);
 	return ret;
 }

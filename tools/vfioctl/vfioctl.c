@@ -136,7 +136,7 @@ static const struct verb {
 	{ .name = "status", .args = "", .opts = OPT_JSON,
 	  .help = "configured devices: configured vs actual",
 	  .run = cmd_status },
-	{ .name = "check", .args = "", .opts = OPT_SYNTAX,
+	{ .name = "check", .args = "", .opts = OPT_SYNTAX | OPT_JSON,
 	  .help = "validate the configuration file (and this machine)",
 	  .run = cmd_check },
 	{ .name = "apply", .args = "", .lock = true,
@@ -195,7 +195,7 @@ static void print_usage(void)
 	       "                         to process the configured devices\n"
 	       "      --class CLASS      list: net, storage, display, usb, ...\n"
 	       "      --memlock-for SIZE doctor: the DMA the owner will map (4G)\n"
-	       "  -j, --json             list, status, doctor: machine-readable\n"
+	       "  -j, --json             list, status, check, doctor: machine-readable\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          print the version\n"
 	       "verbs:\n");
