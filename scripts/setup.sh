@@ -61,6 +61,11 @@ want build-essential kmod cpio gzip xz-utils qemu-system-x86 \
 # beside a stage that does.
 [ "$PROFILE" = demo ] || want mmdebstrap qemu-utils e2fsprogs \
 	bc bison flex libelf-dev libssl-dev linux-source-6.1
+# And what the stages that run side by side would install (the
+# autopkgtest stage, started right after this, beside pkg and the rest):
+# the package build (debian/control's Build-Depends) and its checkers.
+[ "$PROFILE" = demo ] || want autopkgtest dpkg-dev debhelper dh-dkms dkms \
+	fakeroot lintian rpm rpmlint git
 apt_install "${need_pkgs[@]}"
 need_pkgs=()
 

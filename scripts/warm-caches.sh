@@ -3,9 +3,9 @@
 #
 # Fill, in the background, the caches that the late stages of
 # `make check` need, while the early stages run:
-#   - the matrix's build chroots of trixie and trixie-backports,
-#   - the debug kernel,
-#   - the autopkgtest testbed images (bookworm, trixie).
+#   - the autopkgtest testbed images (bookworm, trixie),
+#   - the build chroots of trixie and trixie-backports,
+#   - the debug kernel.
 # From cold caches these cost about 30 minutes of a run; most of it
 # waits on the mirror or on one CPU, while the stages in front leave the
 # other one idle.  sid's chroot is not among them: the matrix stage
@@ -37,21 +37,23 @@ fill() {	# name, command...
 	fi
 }
 
-# In the order the stages need them: the chroots (matrix), then the
-# images (autopkgtest).  Downloads and dpkg, mostly one CPU at a time.
+# In the order the stages need them: the autopkgtest stage starts right
+# after set-up, beside the others, and its bookworm testbed wants only
+# its image; the trixie one also wants the trixie chroot to build the
+# packages in; the matrix, later, the chroots.  Downloads and dpkg,
+# mostly one CPU at a time.
 # The trixie chroot gets at once what the autopkgtest stage builds the
 # trixie packages with, before trixie-backports is copied from it.  sid
 # is left to the matrix: a stage that waits for a cache this script is
 # still filling waits on a task that gets no CPU while the stage's own
 # VMs run.
 userlands() {
-	local d deps=()
+	local deps=()
 	mapfile -t deps < <(scripts/build-deps.sh || true)
+	fill image-bookworm tests/autopkgtest/build-image.sh bookworm
 	fill chroot-trixie scripts/chroot.sh trixie "${deps[@]}" lintian
+	fill image-trixie tests/autopkgtest/build-image.sh trixie
 	fill chroot-trixie-backports scripts/chroot.sh trixie-backports
-	for d in bookworm trixie; do
-		fill "image-$d" tests/autopkgtest/build-image.sh "$d"
-	done
 }
 
 # The debug stage comes before the autopkgtest one; its kernel build

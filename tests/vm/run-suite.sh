@@ -137,7 +137,37 @@ note() { notes+=(--note "$1"); }
 
 log() { echo "run-suite: $*" >&2; }
 
+# content_key "PATH..." [WORD...]: a short hash of the files under the
+# PATHs of the top directory (names and contents) and of the WORDs: what
+# a build made of them is kept under that name in $B/cache and reused,
+# since one make check runs the suite several times against the same
+# kernel and sources.
+content_key() {
+	local paths=$1
+	shift
+	{
+		# shellcheck disable=SC2086 # a list of paths
+		(cd "$top" && find $paths -type f -print0 | sort -z |
+			xargs -0 sha256sum)
+		printf '%s\n' "$@"
+	} | sha256sum | cut -c1-16
+}
+mkdir -p "$B/cache"
+
 # ---- our modules -------------------------------------------------------
+# Built once per kernel and content: a cached build stands in for
+# --prebuilt.
+modcache=
+if [ -z "$prebuilt" ]; then
+	modcache=$B/cache/modules-$(content_key "src tests/kmod" \
+		"$(readlink -f "$kdir")" "$(cksum <"$kdir/.config" 2>/dev/null)" \
+		"KCFLAGS=${KCFLAGS:-}" "KBUILD_EXTRA_SYMBOLS=${KBUILD_EXTRA_SYMBOLS:-}")
+	if [ -f "$modcache/done" ]; then
+		log "modules for $kver: unchanged, built before in $modcache"
+		prebuilt=$modcache
+		modcache=
+	fi
+fi
 modsrc=$B/modsrc-$kver
 rm -rf "$modsrc"
 cp -a "$top/src" "$modsrc"
@@ -180,6 +210,11 @@ elif [ "$mods_built" = 1 ]; then
 	fi
 fi
 
+if [ -n "$modcache" ] && [ "$mods_built" = 1 ] && [ "$test_kmods_built" = 1 ]; then
+	mkdir -p "$modcache"
+	cp "$modsrc/vfio.ko" "$modsrc/vfio_pci.ko" "$kmodsrc"/vfio_test_*.ko \
+		"$modcache/" && touch "$modcache/done"
+fi
 log "modules: $((SECONDS - t_mod)) s"
 
 # ---- initramfs tree ----------------------------------------------------
@@ -276,19 +311,45 @@ CFLAGS=(-static -O2 -Wall -Wextra -Werror -Isrc/include -Itests/guest)
 # ABI) and vtcontainer (today's ABI); each is its own translation unit, so a
 # program may include either uapi header, and the linker drops nothing it
 # needs.
-VTLIBS=(tests/guest/vtsys.c tests/guest/vtlib.c tests/guest/vtcontainer.c)
+VTLIBS=(vtsys vtlib vtcontainer)
 cd "$top"
 # --run scripts may run the suite themselves (tests/debug), so it is
 # built there too unless --no-programs says it is not wanted.
 if [ "$programs_set" = 0 ]; then
 	programs=$(ls tests/guest/t-*.c 2>/dev/null || true)
 fi
-build_prog() {	# source, output
-	if ! out=$(gcc "${CFLAGS[@]}" -o "$2" "$1" "${VTLIBS[@]}" 2>&1); then
-		note "not ok - harness/build-$(basename "$1" .c): $(echo "$out" | grep -m1 -E 'error' || echo "$out" | head -n 1)"
-		echo "$out" >"$B/build-$(basename "$1" .c).log"
-		return 1
+# The helpers are compiled once, and each program linked once, per
+# content: make check runs the suite several times, and a later run
+# copies what an earlier one built.
+progcache=$B/cache/programs-$(content_key "tests/guest src/include" \
+	"${CFLAGS[*]}")
+mkdir -p "$progcache"
+vtobjs=()
+for lib in "${VTLIBS[@]}"; do
+	obj=$progcache/$lib.o
+	if [ ! -f "$obj" ]; then
+		if ! gcc "${CFLAGS[@]:1}" -c -o "$obj.tmp" "tests/guest/$lib.c" \
+			2>"$B/build-$lib.log"; then
+			note "not ok - harness/build-$lib: $(grep -m1 error "$B/build-$lib.log")"
+			continue
+		fi
+		mv "$obj.tmp" "$obj"
 	fi
+	vtobjs+=("$obj")
+done
+build_prog() {	# source, output
+	local out cached
+	# --add and --programs may name sources outside tests/guest.
+	cached=$progcache/$(basename "$1" .c)-$(sha256sum "$1" | cut -c1-16)
+	if [ ! -f "$cached" ]; then
+		if ! out=$(gcc "${CFLAGS[@]}" -o "$cached.tmp" "$1" "${vtobjs[@]}" 2>&1); then
+			note "not ok - harness/build-$(basename "$1" .c): $(echo "$out" | grep -m1 -E 'error' || echo "$out" | head -n 1)"
+			echo "$out" >"$B/build-$(basename "$1" .c).log"
+			return 1
+		fi
+		mv "$cached.tmp" "$cached"
+	fi
+	cp "$cached" "$2"
 }
 for src in $programs; do
 	name=$(basename "$src" .c)
