@@ -273,7 +273,7 @@ run_autopkgtest() {	# [--test-name=NAME...]
 		--output-dir="$work/out" --summary-file="$work/summary" \
 		--copy="$work/debs:$repo" --setup-commands="$setup" \
 		"$@" "$work/src/vfio-dkms/" \
-		-- qemu --qemu-command="$here/qemu-tcg.sh" \
+		-- "$here/virt-qemu-tcg" --qemu-command="$here/qemu-tcg.sh" \
 		--qemu-architecture=x86_64 \
 		--ram-size="$RAM_MIB" --cpus=1 --timeout-reboot=300 \
 		--overlay-dir="$work" \
