@@ -485,8 +485,8 @@ case_verb_options() {
 	want_usage "--class only goes with list" --class net status
 	want_usage "--save only goes with bind or unbind" --save apply
 	want_usage "--memlock-for only goes with doctor" --memlock-for 4G list
-	want_usage "--force only goes with apply, bind or udev-claim" \
-		-f unbind 0000:00:02.0
+	want_usage "--force only goes with apply, bind, unbind, unbind-all or udev-claim" \
+		-f status
 	want_usage "--dry-run only goes with apply" -n bind 0000:00:02.0
 	want_usage "--boot only goes with apply" --boot status
 	want_usage "--wait only goes with apply" --wait 0 check
@@ -566,6 +566,65 @@ case_unbind_all() {
 	: >"$LOG"
 	rc 0 vf unbind-all
 	want_no_writes
+}
+
+# hold PID COMM NODE...: process PID (named COMM) has NODEs open.
+hold() {
+	local pid=$1 comm=$2 fd=3
+	shift 2
+	mkdir -p "$P/$pid/fd"
+	echo "$comm" >"$P/$pid/comm"
+	for node in "$@"; do
+		ln -s "$node" "$P/$pid/fd/$fd"
+		fd=$((fd + 1))
+	done
+}
+
+case_unbind_refuses_held() {
+	rc 0 vf bind 0000:00:02.0
+	hold 4242 qemu-system-x86 /dev/null /dev/vfio/vfio /dev/vfio/pci:1
+	: >"$LOG"
+	rc 3 vf unbind 0000:00:02.0
+	want_in "$T/err" "0000:00:02.0: refused: in use by PID 4242 (qemu-system-x86) (stop it first, or force to take it anyway)"
+	want_no_writes
+	want_driver 0000:00:02.0 vfio
+	want_state 0000:00:02.0 e1000e
+}
+
+case_unbind_force_takes_held() {
+	rc 0 vf bind 0000:00:02.0
+	hold 4242 dpdk-testpmd /dev/vfio/1
+	hold 4250 qemu-system-x86 /dev/vfio/pci:1
+	rc 0 vf --force unbind 0000:00:02.0
+	want_in "$T/err" "0000:00:02.0: taking it from PID 4242 (dpdk-testpmd), PID 4250 (qemu-system-x86) (forced)"
+	want_driver 0000:00:02.0 e1000e
+}
+
+case_unbind_names_three_holders() {
+	rc 0 vf bind 0000:00:02.0
+	for pid in 900 31 2000 100; do
+		hold "$pid" "worker$pid" /dev/vfio/pci:1
+	done
+	rc 3 vf unbind 0000:00:02.0
+	want_in "$T/err" "in use by PID 31 (worker31), PID 100 (worker100), PID 900 (worker900) and 1 more (stop"
+}
+
+case_unbind_other_groups_not_held() {
+	rc 0 vf bind 0000:00:02.0
+	# Group 12's nodes and the container node say nothing of group 1.
+	hold 4242 qemu-system-x86 /dev/vfio/pci:12 /dev/vfio/12 /dev/vfio/vfio
+	rc 0 vf unbind 0000:00:02.0
+	want_driver 0000:00:02.0 e1000e
+}
+
+case_unbind_all_leaves_held() {
+	rc 0 vf bind 0000:00:02.0 0000:00:03.0
+	hold 77 dpdk-testpmd /dev/vfio/pci:2
+	rc 2 vf unbind-all
+	want_in "$T/err" "0000:00:03.0: refused: in use by PID 77 (dpdk-testpmd)"
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:03.0 vfio
+	want_state 0000:00:03.0 uio_edu
 }
 
 case_unbind_all_forgets_unplugged() {

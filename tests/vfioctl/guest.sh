@@ -114,6 +114,36 @@ why=
 [ ! -e "/run/vfio/$EDU0.driver" ] || why="$why; state left"
 check unbind-restores "$why"
 
+# A process with the group open (as QEMU or DPDK keeps it): unbind names
+# it and refuses, --force takes the device and says from whom.
+$V bind $EDU0 >/dev/null 2>&1 || true
+sh -c "exec 3<>/dev/vfio/pci:$G0; exec sleep 300" &
+holder=$!
+i=0
+while [ "$(readlink /proc/$holder/fd/3 2>/dev/null)" != "/dev/vfio/pci:$G0" ] &&
+      [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+rc=0
+show $V unbind $EDU0 || rc=$?
+why=
+[ $rc -eq 3 ] || why="exit $rc, want 3"
+grep -q "$EDU0: refused: in use by PID $holder (sleep)" /tmp/show.out ||
+	why="$why; holder not named"
+[ "$(drv $EDU0)" = vfio ] || why="$why; on $(drv $EDU0)"
+check unbind-refuses-held "$why"
+rc=0
+show $V --force unbind $EDU0 || rc=$?
+why=
+[ $rc -eq 0 ] || why="exit $rc"
+grep -q "$EDU0: taking it from PID $holder (sleep) (forced)" /tmp/show.out ||
+	why="$why; not said"
+[ "$(drv $EDU0)" = pci-stub ] || why="$why; on $(drv $EDU0)"
+check unbind-force-takes-held "$why"
+kill $holder 2>/dev/null || true
+wait $holder 2>/dev/null || true
+
 # A real probe failure (vfio refuses bridges): undone, back on pcieport.
 rc=0
 show $V bind $PORT || rc=$?

@@ -359,7 +359,7 @@ check:
 
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 {
-	char prev[64];
+	char prev[64], why[256];
 	struct pci_dev d;
 	int err;
 
@@ -384,6 +384,18 @@ enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 		msg_err("%s: is not bound to %s (driver \"%s\")", d.addr,
 			VFIO_DRIVER, d.driver);
 		return BIND_FAILED;
+	}
+	/*
+	 * Unbinding waits for the user to let go (the driver asks it to) and
+	 * takes the device from a running VM or DPDK process: only when told.
+	 */
+	if (dev_held(v, &d, why, sizeof(why))) {
+		if (!v->force) {
+			msg_err("%s: refused: in use by %s (stop it first, or force to take it anyway)",
+				d.addr, why);
+			return BIND_REFUSED;
+		}
+		msg_err("%s: taking it from %s (forced)", d.addr, why);
 	}
 	err = state_load(v, d.addr, prev, sizeof(prev));
 	if (err == -ENOENT) {

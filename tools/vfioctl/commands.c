@@ -779,7 +779,7 @@ static void move_device(const struct vfioctl *v, const char *addr, bool bind,
 		}
 	}
 	r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
-	if (r == BIND_REFUSED)
+	if (r == BIND_REFUSED && bind)	/* unbind says why itself */
 		report_refused(addr, &o, false);
 	if (!tally_add(t, r)) {
 		conf_edit_abort(&ed);

@@ -358,6 +358,98 @@ bool dev_in_use(const struct vfioctl *v, const struct pci_dev *d, char *why,
 	return net_in_use(&u) || block_in_use(&u) || console_in_use(&u);
 }
 
+/* @target, a /proc/PID/fd link, is a node of IOMMU group @group. */
+static bool is_group_node(const char *target, int group)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "/dev/vfio/pci:%d", group);
+	if (!strcmp(target, name))
+		return true;
+	snprintf(name, sizeof(name), "/dev/vfio/%d", group);
+	return !strcmp(target, name);
+}
+
+/* Process @pid has a node of @group open. */
+static bool pid_holds(const struct vfioctl *v, const char *pid, int group)
+{
+	char dir[4096], path[4400], target[PATH_MAX];
+	struct dirent *de;
+	bool held = false;
+	ssize_t n;
+	DIR *fds;
+
+	if (snprintf(dir, sizeof(dir), "%s/%s/fd", v->proc, pid) >=
+	    (int)sizeof(dir))
+		return false;
+	fds = opendir(dir);
+	if (!fds)
+		return false;	/* gone, or a kernel thread */
+	while (!held && (de = readdir(fds))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		held = is_group_node(target, group);
+	}
+	closedir(fds);
+	return held;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool dev_held(const struct vfioctl *v, const struct pci_dev *d, char *why,
+	      size_t size)
+{
+	char rel[32], path[4096], comm[64];
+	size_t len = 0, n = 0, cap = 0, i;
+	long *pids = NULL, *grown;
+	struct dirent *de;
+	DIR *proc;
+
+	why[0] = '\0';
+	if (d->group < 0)
+		return false;
+	proc = opendir(v->proc);
+	if (!proc)
+		return false;
+	while ((de = readdir(proc))) {
+		if (!de->d_name[0] || de->d_name[strspn(de->d_name, "0123456789")] ||
+		    !pid_holds(v, de->d_name, d->group))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			grown = realloc(pids, cap * sizeof(*pids));
+			if (!grown)
+				break;
+			pids = grown;
+		}
+		pids[n++] = strtol(de->d_name, NULL, 10);
+	}
+	closedir(proc);
+	/* The lowest PIDs first, three of them: a message, not a listing. */
+	if (n)
+		qsort(pids, n, sizeof(*pids), cmp_pid);
+	for (i = 0; i < n && i < 3; i++) {
+		snprintf(rel, sizeof(rel), "%ld/comm", pids[i]);
+		if (!proc_path(v, path, sizeof(path), rel) ||
+		    read_attr(path, comm, sizeof(comm)))
+			snprintf(comm, sizeof(comm), "?");
+		len += snprintf(why + len, len < size ? size - len : 0,
+				"%sPID %ld (%s)", i ? ", " : "", pids[i], comm);
+	}
+	if (n > 3 && len < size)
+		snprintf(why + len, size - len, " and %zu more", n - 3);
+	free(pids);
+	return n > 0;
+}
+
 void dev_net_names(const struct vfioctl *v, const struct pci_dev *d,
 		   char *buf, size_t size)
 {

@@ -26,6 +26,16 @@ bool dev_in_use(const struct vfioctl *v, const struct pci_dev *d, char *why,
 		size_t size);
 
 /*
+ * dev_held() - true when a process has a node of @d's IOMMU group open
+ * (/dev/vfio/pci:N or /dev/vfio/N, as QEMU and DPDK keep them while they
+ * use the device); @why (of @size bytes) then names them, e.g.
+ * "PID 1234 (qemu-system-x86)".  A process that closed the group and
+ * kept only the device's own descriptor is not seen.
+ */
+bool dev_held(const struct vfioctl *v, const struct pci_dev *d, char *why,
+	      size_t size);
+
+/*
  * dev_net_names() - the network interfaces of @d into @buf, each name
  * ended by a NUL, the list by an empty name ("" when there is none).
  * Not joined with a separator: an interface name may hold a comma.

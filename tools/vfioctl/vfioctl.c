@@ -148,10 +148,10 @@ static const struct verb {
 	  .lock = true, .help = "bind devices to vfio",
 	  .run_args = cmd_bind },
 	{ .name = "unbind", .args = "DEVICE...", .min_args = 1,
-	  .max_args = MANY, .opts = OPT_SAVE, .lock = true,
+	  .max_args = MANY, .opts = OPT_FORCE | OPT_SAVE, .lock = true,
 	  .help = "give devices back to their driver",
 	  .run_args = cmd_unbind },
-	{ .name = "unbind-all", .args = "", .lock = true,
+	{ .name = "unbind-all", .args = "", .opts = OPT_FORCE, .lock = true,
 	  .help = "give back every device on vfio", .run = cmd_unbind_all },
 	{ .name = "udev-owner", .args = "pci:N", .min_args = 1,
 	  .max_args = 1, .help = "(udev) ownership of a group node",
@@ -184,7 +184,8 @@ static void print_usage(void)
 	       "      --udev-data DIR    udev database instead of /run/udev/data\n"
 	       "      --pci-ids FILE     names for list (pci.ids, FILE:FILE...)\n"
 	       "  -f, --force            apply, bind, udev-claim: also take devices\n"
-	       "                         the host is using\n"
+	       "                         the host is using; unbind: also devices\n"
+	       "                         a process holds\n"
 	       "      --save             bind, unbind: also edit the configuration\n"
 	       "  -n, --dry-run          apply: only say what would be done\n"
 	       "      --syntax           check: the file alone, not this machine\n"
