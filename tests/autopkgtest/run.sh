@@ -267,6 +267,9 @@ no_host_tz() {
 		"$@"
 	fi
 }
+# --timeout-reboot bounds every boot's wait for the login prompt: a
+# one-vCPU trixie testbed booting beside the other one and the kbuild
+# stage's compilers once took over 300 s.
 run_autopkgtest() {	# [--test-name=NAME...]
 	rm -rf "$work/out" "$work/summary"
 	no_host_tz autopkgtest --no-built-binaries \
@@ -275,7 +278,7 @@ run_autopkgtest() {	# [--test-name=NAME...]
 		"$@" "$work/src/vfio-dkms/" \
 		-- "$here/virt-qemu-tcg" --qemu-command="$here/qemu-tcg.sh" \
 		--qemu-architecture=x86_64 \
-		--ram-size="$RAM_MIB" --cpus=1 --timeout-reboot=300 \
+		--ram-size="$RAM_MIB" --cpus=1 --timeout-reboot=900 \
 		--overlay-dir="$work" \
 		"$image_dir/image.qcow2" >"$work/autopkgtest.log" 2>&1
 }
