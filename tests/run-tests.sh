@@ -23,6 +23,21 @@ stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl debug autopkgte
 # run one after the other, each left a host core idle for half an hour.
 background=(autopkgtest)
 declare -A bg_pid=()
+# STAGES="vm clients" (make check STAGES=...): only those, after set-up.
+if [ -n "${STAGES:-}" ]; then
+	for name in $STAGES; do
+		[[ " ${stages[*]} " == *" $name "* ]] || {
+			echo "run-tests: no stage \"$name\" (stages: ${stages[*]})" >&2
+			exit 2
+		}
+	done
+	read -r -a stages <<<"setup $STAGES"
+	kept=()
+	for name in "${background[@]}"; do
+		[[ " $STAGES " == *" $name "* ]] && kept+=("$name")
+	done
+	background=("${kept[@]}")
+fi
 warm_pid=
 
 # cpu_ticks: the host's busy and steal ticks, summed over its CPUs.
@@ -123,7 +138,7 @@ for name in "${stages[@]}"; do
 				tee -a "$results"
 			sed 's/^/#   /' "$BUILD_DIR/host-diff.txt"
 		fi
-		for bg in "${background[@]}"; do
+		for bg in ${background[@]+"${background[@]}"}; do
 			run_stage "$bg" "tests/$bg/run.sh" \
 				>"$BUILD_DIR/stage-$bg.report" 2>&1 &
 			bg_pid[$bg]=$!
