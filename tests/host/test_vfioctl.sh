@@ -584,7 +584,7 @@ case_unbind_refuses_held() {
 	rc 0 vf bind 0000:00:02.0
 	hold 4242 qemu-system-x86 /dev/null /dev/vfio/vfio /dev/vfio/pci:1
 	: >"$LOG"
-	rc 3 vf unbind 0000:00:02.0
+	rc 6 vf unbind 0000:00:02.0
 	want_in "$T/err" "0000:00:02.0: refused: in use by PID 4242 (qemu-system-x86) (stop it first, or force to take it anyway)"
 	want_no_writes
 	want_driver 0000:00:02.0 vfio
@@ -605,7 +605,7 @@ case_unbind_names_three_holders() {
 	for pid in 900 31 2000 100; do
 		hold "$pid" "worker$pid" /dev/vfio/pci:1
 	done
-	rc 3 vf unbind 0000:00:02.0
+	rc 6 vf unbind 0000:00:02.0
 	want_in "$T/err" "in use by PID 31 (worker31), PID 100 (worker100), PID 900 (worker900) and 1 more (stop"
 }
 
@@ -620,11 +620,18 @@ case_unbind_other_groups_not_held() {
 case_unbind_all_leaves_held() {
 	rc 0 vf bind 0000:00:02.0 0000:00:03.0
 	hold 77 dpdk-testpmd /dev/vfio/pci:2
-	rc 2 vf unbind-all
+	: >"$LOG"
+	rc 6 vf unbind-all
 	want_in "$T/err" "0000:00:03.0: refused: in use by PID 77 (dpdk-testpmd)"
-	want_driver 0000:00:02.0 e1000e
+	# All or none: the package's removal stops here, nothing moved.
+	want_no_writes
+	want_driver 0000:00:02.0 vfio
 	want_driver 0000:00:03.0 vfio
 	want_state 0000:00:03.0 uio_edu
+	rc 0 vf --force unbind-all
+	want_in "$T/err" "0000:00:03.0: taking it from PID 77 (dpdk-testpmd) (forced)"
+	want_driver 0000:00:02.0 e1000e
+	want_driver 0000:00:03.0 uio_edu
 }
 
 case_unbind_all_forgets_unplugged() {

@@ -128,7 +128,7 @@ done
 rc=0
 show $V unbind $EDU0 || rc=$?
 why=
-[ $rc -eq 3 ] || why="exit $rc, want 3"
+[ $rc -eq 6 ] || why="exit $rc, want 6"
 grep -q "$EDU0: refused: in use by PID $holder (sleep)" /tmp/show.out ||
 	why="$why; holder not named"
 [ "$(drv $EDU0)" = vfio ] || why="$why; on $(drv $EDU0)"

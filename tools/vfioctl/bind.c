@@ -357,9 +357,28 @@ check:
 	return BIND_OK;
 }
 
+/*
+ * Unbinding waits for the user to let go (the driver asks it to) and so
+ * takes the device from a running VM or DPDK process: only when told.
+ */
+bool unbind_refused(const struct vfioctl *v, const struct pci_dev *d)
+{
+	char why[256];
+
+	if (!dev_held(v, d, why, sizeof(why)))
+		return false;
+	if (v->force) {
+		msg_err("%s: taking it from %s (forced)", d->addr, why);
+		return false;
+	}
+	msg_err("%s: refused: in use by %s (stop it first, or force to take it anyway)",
+		d->addr, why);
+	return true;
+}
+
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 {
-	char prev[64], why[256];
+	char prev[64];
 	struct pci_dev d;
 	int err;
 
@@ -385,18 +404,8 @@ enum bind_result dev_unbind(const struct vfioctl *v, const char *addr)
 			VFIO_DRIVER, d.driver);
 		return BIND_FAILED;
 	}
-	/*
-	 * Unbinding waits for the user to let go (the driver asks it to) and
-	 * takes the device from a running VM or DPDK process: only when told.
-	 */
-	if (dev_held(v, &d, why, sizeof(why))) {
-		if (!v->force) {
-			msg_err("%s: refused: in use by %s (stop it first, or force to take it anyway)",
-				d.addr, why);
-			return BIND_REFUSED;
-		}
-		msg_err("%s: taking it from %s (forced)", d.addr, why);
-	}
+	if (unbind_refused(v, &d))
+		return BIND_REFUSED;
 	err = state_load(v, d.addr, prev, sizeof(prev));
 	if (err == -ENOENT) {
 		/* Bound by hand (new_id, echo): let the kernel choose. */

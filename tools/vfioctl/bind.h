@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include "sysfs.h"
 #include "vfioctl.h"
 
 #define STATE_NONE	"(none)"
@@ -43,6 +44,12 @@ struct bind_opts {
 enum bind_result dev_bind(const struct vfioctl *v, const char *addr,
 			  struct bind_opts *o);
 enum bind_result dev_unbind(const struct vfioctl *v, const char *addr);
+
+/*
+ * unbind_refused() - true when a process holds @d and --force was not
+ * given; either way a held device is reported with its holders.
+ */
+bool unbind_refused(const struct vfioctl *v, const struct pci_dev *d);
 
 /*
  * state_lock() - take <state-dir>/lock exclusively (flock), waiting for

@@ -80,6 +80,7 @@ static int load_all(const struct vfioctl *v, struct conf *c,
 /* What became of several devices, counted by tally_add(). */
 struct tally {
 	size_t n, ok, failed, broken, skipped;
+	size_t held;	/* of failed: unbind refused, a process holds it */
 };
 
 /* The line that says why a device the host uses was not taken. */
@@ -689,6 +690,8 @@ static int combine(const struct tally *t)
 {
 	if (t->broken)
 		return EXIT_RESTORE;
+	if (t->held)
+		return EXIT_HELD;
 	if (t->ok == t->n)
 		return EXIT_OK;
 	return t->n == 1 || !t->ok ? EXIT_FAILED : EXIT_PARTIAL;
@@ -779,8 +782,10 @@ static void move_device(const struct vfioctl *v, const char *addr, bool bind,
 		}
 	}
 	r = bind ? dev_bind(v, addr, &o) : dev_unbind(v, addr);
-	if (r == BIND_REFUSED && bind)	/* unbind says why itself */
+	if (r == BIND_REFUSED && bind)
 		report_refused(addr, &o, false);
+	else if (r == BIND_REFUSED)	/* unbind said who holds it */
+		t->held++;
 	if (!tally_add(t, r)) {
 		conf_edit_abort(&ed);
 		return;
@@ -894,6 +899,18 @@ int cmd_unbind_all(const struct vfioctl *v)
 	ret = load_devices(v, &l, NULL);
 	if (ret)
 		return ret;
+	/*
+	 * All or none: the package's removal stops on a held device, and
+	 * then leaves every device where it was.
+	 */
+	for (i = 0; !v->force && i < l.n; i++)
+		if (!strcmp(l.devs[i].driver, VFIO_DRIVER) &&
+		    unbind_refused(v, &l.devs[i]))
+			t.held++;
+	if (t.held) {
+		pci_list_free(&l);
+		return EXIT_HELD;
+	}
 	for (i = 0; i < l.n; i++) {
 		const struct pci_dev *d = &l.devs[i];
 
@@ -910,6 +927,8 @@ int cmd_unbind_all(const struct vfioctl *v)
 		return EXIT_OK;
 	if (t.broken)
 		return EXIT_RESTORE;
+	if (t.held)
+		return EXIT_HELD;
 	return t.ok == t.n ? EXIT_OK : EXIT_PARTIAL;
 }
 

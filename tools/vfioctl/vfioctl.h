@@ -25,6 +25,8 @@ enum {
 				 * doctor: a finding is "fail";
 				 * check: the file is valid, but this machine
 				 * cannot apply it as written */
+	EXIT_HELD = 6,		/* unbind: a process holds a device, which
+				 * stays on vfio; the others were done */
 };
 
 struct vfioctl {
