@@ -102,7 +102,6 @@ out:
 static int vfio_group_unset_container(struct vfio_group *group)
 {
 	struct vfio_iommu *fresh;
-	struct vfio_device *device;
 	int ret = 0;
 
 	fresh = vfio_iommu_alloc(GFP_KERNEL);
@@ -118,11 +117,9 @@ static int vfio_group_unset_container(struct vfio_group *group)
 		ret = -EINVAL;
 		goto out;
 	}
-	list_for_each_entry(device, &group->device_list, group_next) {
-		if (device->open_count) {
-			ret = -EBUSY;
-			goto out;
-		}
+	if (vfio_group_devices_open(group)) {
+		ret = -EBUSY;
+		goto out;
 	}
 	vfio_group_leave_container(group, fresh);
 	fresh = NULL;
@@ -160,36 +157,20 @@ static int vfio_group_get_status(struct vfio_group *group,
 	return copy_to_user(arg, &status, minsz) ? -EFAULT : 0;
 }
 
-static int vfio_container_group_device_fd(struct file *filep, const char *name)
+/* A device of this group only: a container's others are theirs. */
+static struct vfio_device *vfio_container_find_device(struct vfio_group *group,
+						      const char *name)
 {
-	struct vfio_group *group = filep->private_data;
-	struct vfio_device *device, *found = NULL;
-	int ret;
+	struct vfio_device *device;
 
-	mutex_lock(&vfio_lock);
-	if (group->dead) {
-		ret = -ENODEV;
-		goto out;
-	}
-	/* A device of this group only: a container's others are theirs. */
-	list_for_each_entry(device, &group->device_list, group_next) {
-		if (!device->leaving && device->ops->match(device->dev, name)) {
-			found = device;
-			break;
-		}
-	}
-	if (!found) {
-		ret = -ENODEV;
-		goto out;
-	}
-	if (!vfio_group_in_container(group) || !group->iommu->type) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = vfio_device_new_fd(found, group->iommu, filep);
-out:
-	vfio_unlock();
-	return ret;
+	if (group->dead)
+		return ERR_PTR(-ENODEV);
+	device = vfio_group_match_device(group, name);
+	if (!device)
+		return ERR_PTR(-ENODEV);
+	if (!vfio_group_in_container(group) || !group->iommu->type)
+		return ERR_PTR(-EINVAL);
+	return device;
 }
 
 static long vfio_container_group_ioctl(struct file *filep, unsigned int cmd,
@@ -197,8 +178,7 @@ static long vfio_container_group_ioctl(struct file *filep, unsigned int cmd,
 {
 	struct vfio_group *group = filep->private_data;
 	void __user *uarg = (void __user *)arg;
-	char *name;
-	int fd, ret;
+	int fd;
 
 	switch (cmd) {
 	case VFIO_GROUP_GET_STATUS:
@@ -210,35 +190,26 @@ static long vfio_container_group_ioctl(struct file *filep, unsigned int cmd,
 	case VFIO_GROUP_UNSET_CONTAINER:
 		return vfio_group_unset_container(group);
 	case VFIO_GROUP_GET_DEVICE_FD:
-		name = strndup_user(uarg, PAGE_SIZE);
-		if (IS_ERR(name))
-			return PTR_ERR(name);
-		ret = vfio_container_group_device_fd(filep, name);
-		kfree(name);
-		return ret;
+		return vfio_group_get_device_fd(group, uarg,
+						vfio_container_find_device,
+						filep);
 	}
 	return -ENOTTY;
 }
 
+/* Open once, as upstream; and not while the seed ABI uses it. */
+static int vfio_container_group_claim(struct vfio_group *group)
+{
+	if (group->node_open || group->opened || group->iommu->users ||
+	    !list_is_singular(&group->iommu->group_list))
+		return -EBUSY;
+	group->node_open = true;
+	return 0;
+}
+
 static int vfio_container_group_open(struct inode *inode, struct file *filep)
 {
-	struct vfio_group *group;
-	int ret = 0;
-
-	mutex_lock(&vfio_lock);
-	group = vfio_group_from_minor(iminor(inode));
-	if (!group) {
-		ret = -ENODEV;
-	} else if (group->node_open || group->opened || group->iommu->users ||
-		   !list_is_singular(&group->iommu->group_list)) {
-		/* Open once, as upstream; and not while the seed ABI uses it. */
-		ret = -EBUSY;
-	} else {
-		group->node_open = true;
-		filep->private_data = group;
-	}
-	vfio_unlock();
-	return ret;
+	return vfio_group_open(inode, filep, vfio_container_group_claim);
 }
 
 /* Only once its device fds are closed: they hold this file. */

@@ -18,6 +18,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/xarray.h>
 
 #include "compat.h"
@@ -337,11 +338,79 @@ void vfio_group_removed_dev(struct device *dev)
 }
 EXPORT_SYMBOL_GPL(vfio_group_removed_dev);
 
-/* The group of a node's minor, with vfio_lock held; NULL once gone. */
-struct vfio_group *vfio_group_from_minor(unsigned int minor)
+/*
+ * Open the group of @inode, a node of either ABI, for @filep: @claim, with
+ * vfio_lock held, counts the open of its node or refuses it (-EBUSY).  The
+ * minor finds nothing once the group is gone.
+ */
+int vfio_group_open(struct inode *inode, struct file *filep,
+		    int (*claim)(struct vfio_group *group))
 {
+	struct vfio_group *group;
+	int ret;
+
+	mutex_lock(&vfio_lock);
+	group = idr_find(&vfio.minors, iminor(inode));
+	ret = group ? claim(group) : -ENODEV;
+	if (!ret)
+		filep->private_data = group;
+	vfio_unlock();
+	return ret;
+}
+
+/* The device of @group named @name, with vfio_lock held; NULL if none. */
+struct vfio_device *vfio_group_match_device(struct vfio_group *group,
+					    const char *name)
+{
+	struct vfio_device *device;
+
 	lockdep_assert_held(&vfio_lock);
-	return idr_find(&vfio.minors, minor);
+	list_for_each_entry(device, &group->device_list, group_next)
+		if (!device->leaving && device->ops->match(device->dev, name))
+			return device;
+	return NULL;
+}
+
+/* Whether a device of @group is open, with vfio_lock held. */
+bool vfio_group_devices_open(struct vfio_group *group)
+{
+	struct vfio_device *device;
+
+	lockdep_assert_held(&vfio_lock);
+	list_for_each_entry(device, &group->device_list, group_next)
+		if (device->open_count)
+			return true;
+	return false;
+}
+
+/*
+ * VFIO_GROUP_GET_DEVICE_FD of either ABI: a new fd of the device whose
+ * name @uarg points to.  @find, with vfio_lock held, finds it as @group's
+ * ABI does or says why not (ERR_PTR); @group_file, the container ABI's
+ * /dev/vfio/<id> file or NULL, is passed on to vfio_device_new_fd().
+ */
+int vfio_group_get_device_fd(struct vfio_group *group, void __user *uarg,
+			     struct vfio_device *(*find)(struct vfio_group *group,
+							 const char *name),
+			     struct file *group_file)
+{
+	struct vfio_device *device;
+	char *name;
+	int ret;
+
+	name = strndup_user(uarg, PAGE_SIZE);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	mutex_lock(&vfio_lock);
+	device = find(group, name);
+	if (IS_ERR(device))
+		ret = PTR_ERR(device);
+	else
+		ret = vfio_device_new_fd(device, group->iommu, group_file);
+	vfio_unlock();
+	kfree(name);
+	return ret;
 }
 
 static char *vfio_devnode(vfio_devnode_dev *dev, umode_t *mode)

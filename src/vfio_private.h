@@ -190,7 +190,15 @@ void vfio_unlock(void);
 int vfio_group_init(void);
 void vfio_group_exit(void);
 bool vfio_group_viable(struct vfio_group *group);
-struct vfio_group *vfio_group_from_minor(unsigned int minor);
+int vfio_group_open(struct inode *inode, struct file *filep,
+		    int (*claim)(struct vfio_group *group));
+struct vfio_device *vfio_group_match_device(struct vfio_group *group,
+					    const char *name);
+bool vfio_group_devices_open(struct vfio_group *group);
+int vfio_group_get_device_fd(struct vfio_group *group, void __user *uarg,
+			     struct vfio_device *(*find)(struct vfio_group *group,
+							 const char *name),
+			     struct file *group_file);
 struct vfio_device *vfio_device_find(struct device *dev);
 int vfio_group_add_device(struct vfio_device *device,
 			  struct iommu_group *iommu_group);

@@ -63,42 +63,23 @@ out:
 	return ret;
 }
 
-static struct vfio_device *vfio_set_match_device(struct vfio_iommu *iommu,
+/* Any device of @group's set: merged groups share their devices. */
+static struct vfio_device *vfio_seed_find_device(struct vfio_group *group,
 						 const char *name)
 {
-	struct vfio_group *group;
+	struct vfio_group *member;
 	struct vfio_device *device;
-
-	list_for_each_entry(group, &iommu->group_list, iommu_next)
-		list_for_each_entry(device, &group->device_list, group_next)
-			if (!device->leaving &&
-			    device->ops->match(device->dev, name))
-				return device;
-	return NULL;
-}
-
-static int vfio_group_get_device_fd(struct vfio_group *group,
-				    const char *name)
-{
-	struct vfio_device *device;
-	struct vfio_iommu *iommu;
 	int ret;
 
-	mutex_lock(&vfio_lock);
-	iommu = group->iommu;
 	ret = vfio_group_check(group);
 	if (ret)
-		goto out;
-	device = vfio_set_match_device(iommu, name);
-	if (!device) {
-		ret = -ENODEV;
-		goto out;
+		return ERR_PTR(ret);
+	list_for_each_entry(member, &group->iommu->group_list, iommu_next) {
+		device = vfio_group_match_device(member, name);
+		if (device)
+			return device;
 	}
-
-	ret = vfio_device_new_fd(device, iommu, NULL);
-out:
-	vfio_unlock();
-	return ret;
+	return ERR_PTR(-ENODEV);
 }
 
 static int vfio_group_merge(struct vfio_group *group, int fd)
@@ -158,7 +139,6 @@ out_fput:
 static int vfio_group_unmerge(struct vfio_group *group)
 {
 	struct vfio_iommu *iommu, *fresh;
-	struct vfio_device *device;
 	int ret = 0;
 
 	fresh = vfio_iommu_alloc(GFP_KERNEL);
@@ -174,11 +154,9 @@ static int vfio_group_unmerge(struct vfio_group *group)
 		ret = -EINVAL;
 		goto out;
 	}
-	list_for_each_entry(device, &group->device_list, group_next) {
-		if (device->open_count) {
-			ret = -EBUSY;
-			goto out;
-		}
+	if (vfio_group_devices_open(group)) {
+		ret = -EBUSY;
+		goto out;
 	}
 	vfio_iommu_detach_group(iommu, group);
 	vfio_group_set_iommu(group, fresh);
@@ -222,8 +200,7 @@ static long vfio_group_fops_ioctl(struct file *filep, unsigned int cmd,
 {
 	struct vfio_group *group = filep->private_data;
 	void __user *uarg = (void __user *)arg;
-	char *name;
-	int fd, ret;
+	int fd;
 
 	switch (cmd) {
 	case VFIO_GROUP_GET_INFO:
@@ -239,35 +216,24 @@ static long vfio_group_fops_ioctl(struct file *filep, unsigned int cmd,
 	case VFIO_GROUP_GET_IOMMU_FD:
 		return vfio_group_get_iommu_fd(group);
 	case VFIO_GROUP_GET_DEVICE_FD:
-		name = strndup_user(uarg, PAGE_SIZE);
-		if (IS_ERR(name))
-			return PTR_ERR(name);
-		ret = vfio_group_get_device_fd(group, name);
-		kfree(name);
-		return ret;
+		return vfio_group_get_device_fd(group, uarg,
+						vfio_seed_find_device, NULL);
 	}
 	return -ENOTTY;
 }
 
+/* Counted in @opened; not while in use through /dev/vfio/<id>. */
+static int vfio_seed_group_claim(struct vfio_group *group)
+{
+	if (group->node_open)
+		return -EBUSY;
+	group->opened++;
+	return 0;
+}
+
 static int vfio_group_fops_open(struct inode *inode, struct file *filep)
 {
-	struct vfio_group *group;
-
-	int ret = 0;
-
-	mutex_lock(&vfio_lock);
-	group = vfio_group_from_minor(iminor(inode));
-	if (!group) {
-		ret = -ENODEV;
-	} else if (group->node_open) {
-		/* In use through /dev/vfio/<id>. */
-		ret = -EBUSY;
-	} else {
-		group->opened++;
-		filep->private_data = group;
-	}
-	vfio_unlock();
-	return ret;
+	return vfio_group_open(inode, filep, vfio_seed_group_claim);
 }
 
 static int vfio_group_fops_release(struct inode *inode, struct file *filep)
