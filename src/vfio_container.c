@@ -240,22 +240,16 @@ static long vfio_container_map(struct vfio_iommu *iommu,
 {
 	size_t minsz = offsetofend(struct vfio_iommu_type1_dma_map, size);
 	struct vfio_iommu_type1_dma_map map;
-	int prot = 0;
+	int prot;
 
 	if (copy_from_user(&map, arg, minsz))
 		return -EFAULT;
+	if (vfio_check_argsz(map.argsz, minsz))
+		return -EINVAL;
 	/* No VADDR updates: nothing here can wait for a vaddr to return. */
-	if (vfio_check_argsz(map.argsz, minsz) ||
-	    map.flags & ~(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE))
-		return -EINVAL;
-
-	/* READ and WRITE are from the device's point of view. */
-	if (map.flags & VFIO_DMA_MAP_FLAG_READ)
-		prot |= IOMMU_READ;
-	if (map.flags & VFIO_DMA_MAP_FLAG_WRITE)
-		prot |= IOMMU_WRITE;
-	if (!prot)
-		return -EINVAL;
+	prot = vfio_dma_map_prot(map.flags);
+	if (prot < 0)
+		return prot;
 
 	/* -EEXIST on an overlap: DPDK tolerates exactly that errno. */
 	return vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);

@@ -29,6 +29,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <uapi/linux/vfio.h>
 
 #include "compat.h"
 #include "vfio_dma_plan.h"
@@ -414,6 +415,24 @@ static int vfio_dma_can_insert(struct vfio_iommu *iommu, struct vfio_dma *dma)
 	if (vfio_dma_tree_iter_first(&iommu->dma_tree, dma->start, dma->last))
 		return -EEXIST;
 	return 0;
+}
+
+/*
+ * The IOMMU_* prot of a MAP_DMA's @flags, which both ABIs define alike:
+ * READ and WRITE, from the device's point of view.  Any other bit, or
+ * neither, is -EINVAL.
+ */
+int vfio_dma_map_prot(u32 flags)
+{
+	int prot = 0;
+
+	if (flags & ~(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE))
+		return -EINVAL;
+	if (flags & VFIO_DMA_MAP_FLAG_READ)
+		prot |= IOMMU_READ;
+	if (flags & VFIO_DMA_MAP_FLAG_WRITE)
+		prot |= IOMMU_WRITE;
+	return prot ?: -EINVAL;
 }
 
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,

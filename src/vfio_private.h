@@ -243,6 +243,7 @@ extern const struct file_operations vfio_container_group_fops;
 
 /* vfio_dma.c: DMA mappings of one IOMMU object */
 void vfio_dma_init(struct vfio_iommu *iommu);
+int vfio_dma_map_prot(u32 flags);
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 		 int prot);
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,

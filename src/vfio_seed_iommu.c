@@ -37,22 +37,15 @@ static int vfio_iommu_map_ioctl(struct vfio_iommu *iommu,
 {
 	size_t minsz = offsetofend(struct vfio_dma_map, size);
 	struct vfio_dma_map map;
-	int prot = 0;
-	int ret;
+	int prot, ret;
 
 	if (copy_from_user(&map, arg, minsz))
 		return -EFAULT;
-	if (vfio_check_argsz(map.argsz, minsz) ||
-	    map.flags & ~(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE))
+	if (vfio_check_argsz(map.argsz, minsz))
 		return -EINVAL;
-
-	/* READ and WRITE are from the device's point of view. */
-	if (map.flags & VFIO_DMA_MAP_FLAG_READ)
-		prot |= IOMMU_READ;
-	if (map.flags & VFIO_DMA_MAP_FLAG_WRITE)
-		prot |= IOMMU_WRITE;
-	if (!prot)
-		return -EINVAL;
+	prot = vfio_dma_map_prot(map.flags);
+	if (prot < 0)
+		return prot;
 
 	ret = vfio_dma_map(iommu, map.vaddr, map.iova, map.size, prot);
 	/* The seed ABI documents EBUSY for an overlap. */
