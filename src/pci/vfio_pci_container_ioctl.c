@@ -19,19 +19,9 @@
 
 static_assert(VFIO_PCI_NUM_REGIONS == 9);
 static_assert(VFIO_PCI_NUM_IRQS == 5);
-
-static enum vfio_pci_irq_type vfio_pci_container_type(u32 index)
-{
-	switch (index) {
-	case VFIO_PCI_INTX_IRQ_INDEX:
-		return VFIO_PCI_IRQ_INTX;
-	case VFIO_PCI_MSI_IRQ_INDEX:
-		return VFIO_PCI_IRQ_MSI;
-	case VFIO_PCI_MSIX_IRQ_INDEX:
-		return VFIO_PCI_IRQ_MSIX;
-	}
-	return VFIO_PCI_IRQ_NONE;
-}
+/* As the seed ABI's: see vfio_pci_index_type(). */
+static_assert(VFIO_PCI_INTX_IRQ_INDEX == 0 && VFIO_PCI_MSI_IRQ_INDEX == 1 &&
+	      VFIO_PCI_MSIX_IRQ_INDEX == 2);
 
 /* IRQs of a container-ABI index (< VFIO_PCI_NUM_IRQS); 0: the index is absent. */
 static u32 vfio_pci_container_irq_count(struct vfio_pci_device *vdev, u32 index)
@@ -43,7 +33,7 @@ static u32 vfio_pci_container_irq_count(struct vfio_pci_device *vdev, u32 index)
 	case VFIO_PCI_REQ_IRQ_INDEX:
 		return 1;
 	}
-	return vfio_pci_vec_count(vdev, vfio_pci_container_type(index));
+	return vfio_pci_vec_count(vdev, vfio_pci_index_type(index));
 }
 
 /*
@@ -322,7 +312,7 @@ static int vfio_pci_container_set_irqs_locked(struct vfio_pci_device *vdev,
 		/* MSI masking is not offered, as upstream. */
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
 			return vfio_pci_container_trigger(vdev,
-						  vfio_pci_container_type(hdr->index),
+						  vfio_pci_index_type(hdr->index),
 						  hdr, dtype, data);
 		break;
 	case VFIO_PCI_ERR_IRQ_INDEX:

@@ -45,7 +45,15 @@ unsigned int vfio_pci_vec_count(struct vfio_pci_device *vdev,
 	return n > 0 ? n : 0;
 }
 
-static enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
+static_assert(VFIO_PCI_INTX_IRQ_INDEX == 0 && VFIO_PCI_MSI_IRQ_INDEX == 1 &&
+	      VFIO_PCI_MSIX_IRQ_INDEX == 2);
+
+/*
+ * The IRQ type of an IRQ index of either ABI: both number INTx, MSI and
+ * MSI-X 0, 1 and 2; their other indexes (REQ, the container ABI's ERR)
+ * have none.
+ */
+enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index)
 {
 	switch (index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:

@@ -187,6 +187,9 @@ long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len);
 extern const struct vfio_ioctl_desc vfio_pci_container_ioctls[];
 
+/* vfio_pci_intrs.c: the IRQ type of either ABI's IRQ index; no lock. */
+enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index);
+
 /*
  * vfio_pci_intrs.c.  The seed ABI's entry points take its IRQ indexes;
  * the others take an IRQ type and are what the container ABI's
