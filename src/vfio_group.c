@@ -418,6 +418,34 @@ static char *vfio_devnode(vfio_devnode_dev *dev, umode_t *mode)
 	return kasprintf(GFP_KERNEL, "vfio/%s", dev_name(dev));
 }
 
+/*
+ * The minors of one ABI's nodes, opened with @fops.  An open of a node
+ * holds the cdev before the fops: without an owner, that window has no
+ * module reference and the module (the cdev is in it) could go.
+ */
+static int vfio_group_add_cdev(struct cdev *cdev, dev_t *devt,
+			       const char *name,
+			       const struct file_operations *fops)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(devt, 0, MINORMASK + 1, name);
+	if (ret)
+		return ret;
+	cdev_init(cdev, fops);
+	cdev->owner = THIS_MODULE;
+	ret = cdev_add(cdev, *devt, MINORMASK + 1);
+	if (ret)
+		unregister_chrdev_region(*devt, MINORMASK + 1);
+	return ret;
+}
+
+static void vfio_group_del_cdev(struct cdev *cdev, dev_t devt)
+{
+	cdev_del(cdev);
+	unregister_chrdev_region(devt, MINORMASK + 1);
+}
+
 int vfio_group_init(void)
 {
 	int ret;
@@ -431,37 +459,18 @@ int vfio_group_init(void)
 		return PTR_ERR(vfio.class);
 	vfio.class->devnode = vfio_devnode;
 
-	ret = alloc_chrdev_region(&vfio.devt, 0, MINORMASK + 1, "vfio");
+	ret = vfio_group_add_cdev(&vfio.cdev, &vfio.devt, "vfio",
+				  &vfio_seed_group_fops);
 	if (ret)
 		goto err_class;
-	cdev_init(&vfio.cdev, &vfio_seed_group_fops);
-	/*
-	 * An open of a node holds the cdev before the fops: without an
-	 * owner, that window has no module reference and the module (the
-	 * cdev is in it) could go.
-	 */
-	vfio.cdev.owner = THIS_MODULE;
-	ret = cdev_add(&vfio.cdev, vfio.devt, MINORMASK + 1);
-	if (ret)
-		goto err_region;
-
-	ret = alloc_chrdev_region(&vfio.node_devt, 0, MINORMASK + 1,
-				  "vfio-group");
+	ret = vfio_group_add_cdev(&vfio.node_cdev, &vfio.node_devt,
+				  "vfio-group", &vfio_container_group_fops);
 	if (ret)
 		goto err_cdev;
-	cdev_init(&vfio.node_cdev, &vfio_container_group_fops);
-	vfio.node_cdev.owner = THIS_MODULE;
-	ret = cdev_add(&vfio.node_cdev, vfio.node_devt, MINORMASK + 1);
-	if (ret)
-		goto err_node_region;
 	return 0;
 
-err_node_region:
-	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
 err_cdev:
-	cdev_del(&vfio.cdev);
-err_region:
-	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
+	vfio_group_del_cdev(&vfio.cdev, vfio.devt);
 err_class:
 	class_destroy(vfio.class);
 	return ret;
@@ -471,10 +480,8 @@ void vfio_group_exit(void)
 {
 	/* Bus drivers depend on us and open fds pin the module. */
 	WARN_ON(!list_empty(&vfio.group_list));
-	cdev_del(&vfio.node_cdev);
-	unregister_chrdev_region(vfio.node_devt, MINORMASK + 1);
-	cdev_del(&vfio.cdev);
-	unregister_chrdev_region(vfio.devt, MINORMASK + 1);
+	vfio_group_del_cdev(&vfio.node_cdev, vfio.node_devt);
+	vfio_group_del_cdev(&vfio.cdev, vfio.devt);
 	class_destroy(vfio.class);
 	idr_destroy(&vfio.minors);
 	xa_destroy(&vfio.known);
