@@ -927,8 +927,6 @@ int cmd_unbind_all(const struct vfioctl *v)
 		return EXIT_OK;
 	if (t.broken)
 		return EXIT_RESTORE;
-	if (t.held)
-		return EXIT_HELD;
 	return t.ok == t.n ? EXIT_OK : EXIT_PARTIAL;
 }
 
