@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 
 #include "../compat.h"
@@ -35,12 +36,12 @@ MODULE_PARM_DESC(ids,
 
 /*
  * Options of the kernel's vfio-pci that device assignment guides set.
- * nointxmask has the kernel's meaning.  disable_vga and disable_idle_d3
- * ask for what this driver always does (it exposes no VGA region and
- * leaves idle devices in D0), so they are taken and said so.
- * enable_sriov asks for what it cannot do (a PF bound here creates no
- * VFs): refused with what to do instead, and reset to N, but the module
- * still loads, so that the boot's bindings do not fail with it.
+ * nointxmask and disable_idle_d3 have the kernel's meaning.  disable_vga
+ * asks for what this driver always does (it exposes no VGA region), so
+ * it is taken and said so.  enable_sriov asks for what it cannot do (a
+ * PF bound here creates no VFs): refused with what to do instead, and
+ * reset to N, but the module still loads, so that the boot's bindings
+ * do not fail with it.
  */
 static bool nointxmask;
 module_param(nointxmask, bool, 0444);
@@ -51,9 +52,11 @@ static bool disable_vga;
 module_param(disable_vga, bool, 0444);
 MODULE_PARM_DESC(disable_vga, "Accepted: no VGA region is ever exposed");
 
+/* Read at probe: a device keeps the setting it was bound with. */
 static bool disable_idle_d3;
-module_param(disable_idle_d3, bool, 0444);
-MODULE_PARM_DESC(disable_idle_d3, "Accepted: idle devices are left in D0");
+module_param(disable_idle_d3, bool, 0644);
+MODULE_PARM_DESC(disable_idle_d3,
+		 "Leave devices that no user has open in D0 instead of D3hot (applies to devices bound afterwards)");
 
 static bool enable_sriov;
 module_param(enable_sriov, bool, 0444);
@@ -67,8 +70,6 @@ static const struct {
 } vfio_pci_guide_opts[] = {
 	{ &disable_vga, "disable_vga", false,
 	  "no VGA region is ever exposed; nothing to disable" },
-	{ &disable_idle_d3, "disable_idle_d3", false,
-	  "idle devices stay in D0 already; nothing to disable" },
 	{ &enable_sriov, "enable_sriov", true,
 	  "a PF bound to vfio-dkms's vfio_pci cannot create VFs; bind the PF to its own driver, or remove vfio-dkms to use the kernel's vfio-pci" },
 };
@@ -266,9 +267,15 @@ static int vfio_pci_open(void *device_data)
 		ret = -EBUSY;
 		goto out;
 	}
+	/* Out of D3hot for as long as the user has it (vfio_pci_pm_ops). */
+	if (vdev->idle_d3) {
+		ret = pm_runtime_resume_and_get(&pdev->dev);
+		if (ret < 0)
+			goto out;
+	}
 	ret = pci_enable_device(pdev);
 	if (ret)
-		goto out;
+		goto err_pm;
 	/*
 	 * Never hand a device over with what its last user, or the driver
 	 * it had before, programmed into it: DMA rings aimed at IOVAs that
@@ -319,6 +326,9 @@ err_free_state:
 	vdev->saved_state = NULL;
 err_disable:
 	pci_disable_device(pdev);
+err_pm:
+	if (vdev->idle_d3)
+		pm_runtime_put(&pdev->dev);
 out:
 	mutex_unlock(&vdev->lock);
 	return ret;
@@ -362,6 +372,8 @@ static void vfio_pci_release(void *device_data)
 	pci_disable_device(pdev);
 	up_write(&vdev->memory_lock);
 	vdev->enabled = false;
+	if (vdev->idle_d3)
+		pm_runtime_put(&pdev->dev);
 out:
 	mutex_unlock(&vdev->lock);
 }
@@ -680,6 +692,38 @@ static const struct vfio_device_ops vfio_pci_ops = {
 
 /* ---------------- driver ---------------------------------------------- */
 
+/*
+ * Idle power, as the kernel's vfio-pci: a device that no user has open
+ * is runtime suspended, which the PCI core does by itself once a driver
+ * has PM ops at all (it saves config space, puts the device in D3hot
+ * and restores both on resume).  The core's runtime reference held over
+ * probe is given back at the end of probe; each open takes one and its
+ * release gives it back.  A host access to config space through sysfs
+ * resumes the device for its duration, as for any suspended device.
+ */
+static const struct dev_pm_ops vfio_pci_pm_ops = { };
+
+static void vfio_pci_pm_init(struct vfio_pci_device *vdev)
+{
+	struct device *dev = &vdev->pdev->dev;
+
+	/* After boot or another driver the state may be unknown: D0 first. */
+	pci_set_power_state(vdev->pdev, PCI_D0);
+	pm_runtime_allow(dev);
+	if (vdev->idle_d3)
+		pm_runtime_put(dev);
+}
+
+/* Before remove returns: the PCI core's references balance again. */
+static void vfio_pci_pm_exit(struct vfio_pci_device *vdev)
+{
+	struct device *dev = &vdev->pdev->dev;
+
+	if (vdev->idle_d3)
+		pm_runtime_get_noresume(dev);
+	pm_runtime_forbid(dev);
+}
+
 static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct vfio_pci_device *vdev;
@@ -712,11 +756,14 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* What the driver it had before programmed into it. */
 	vdev->needs_reset = true;
 	vdev->msi_isolated = isolated;
+	vdev->idle_d3 = !disable_idle_d3;
 	pci_set_drvdata(pdev, vdev);
+	vfio_pci_pm_init(vdev);
 
 	ret = vfio_register_device(&pdev->dev, &vfio_pci_ops, vdev,
 				   &vdev->vfio);
 	if (ret) {
+		vfio_pci_pm_exit(vdev);
 		pci_set_drvdata(pdev, NULL);
 		mutex_destroy(&vdev->lock);
 		kfree(vdev);
@@ -731,6 +778,7 @@ static void vfio_pci_remove(struct pci_dev *pdev)
 	WRITE_ONCE(vdev->removing, true);
 	/* Returns only once no op can run any more, release included. */
 	vfio_unregister_device(&pdev->dev);
+	vfio_pci_pm_exit(vdev);
 	pci_set_drvdata(pdev, NULL);
 	mutex_destroy(&vdev->lock);
 	kfree(vdev);
@@ -768,6 +816,7 @@ static struct pci_driver vfio_pci_driver = {
 	.remove			= vfio_pci_remove,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
+	.driver.pm		= &vfio_pci_pm_ops,
 };
 
 static struct pci_driver vfio_pci_alias_driver = {
@@ -776,6 +825,7 @@ static struct pci_driver vfio_pci_alias_driver = {
 	.remove			= vfio_pci_remove,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
+	.driver.pm		= &vfio_pci_pm_ops,
 };
 
 static bool vfio_pci_is_ours(const struct device_driver *drv)

@@ -114,6 +114,7 @@ struct vfio_pci_device {
 	bool			needs_reset;
 	bool			pci_2_3;	/* INTx masking via command */
 	bool			msi_isolated;	/* interrupt remapping; probe */
+	bool			idle_d3;	/* D3hot while not open; probe */
 
 	struct pci_saved_state	*saved_state;
 

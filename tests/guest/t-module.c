@@ -119,9 +119,9 @@ static void test_reload(struct vt *t, void *arg)
 /*
  * The kernel's vfio-pci options that device assignment guides set:
  * nointxmask works as the kernel's (INTx masked at the interrupt
- * controller, never through the device's INTx disable bit), disable_vga
- * and disable_idle_d3 are taken (this driver never exposes VGA nor puts
- * idle devices in D3), enable_sriov is refused with a message and left
+ * controller, never through the device's INTx disable bit), as does
+ * disable_idle_d3 (t-device-power), disable_vga is taken (this driver
+ * never exposes VGA), enable_sriov is refused with a message and left
  * N, and the module loads all the same.  Before, each was "unknown
  * parameter ... ignored".
  */

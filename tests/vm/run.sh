@@ -10,7 +10,7 @@
 # Prints every run's vt lines and summaries; exit status 0 only when all
 # passed.  The std run's log is kept as build/vm/console-std.log.  One
 # run of either:
-#   tests/vm/run-suite.sh --machine msix --only '^t-device-msix$'
+#   tests/vm/run-suite.sh --machine msix --only '^t-device-msix$|^t-device-power$'
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +18,7 @@ rc=0
 python3 "$top/tests/vm/test_vmrun.py" || rc=1
 "$top/tests/vm/run-suite.sh" || rc=1
 cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
-"$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$' || rc=1
+"$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$|^t-device-power$' || rc=1
 "$top/tests/vm/run-suite.sh" --machine slow \
 	--only '^t-kill$|^t-device-close$|^t-device-reset$' || rc=1
 exit "$rc"
