@@ -16,14 +16,14 @@ results=$BUILD_DIR/results.txt
 
 # The stages, in order: each is named after its directory and runs
 # its run.sh (setup: scripts/setup.sh, whose variables the rest use).
-stages=(setup unit host kbuild abi vm clients matrix pkg vfioctl debug autopkgtest)
+stages=(setup unit host kbuild abi vm parity matrix pkg vfioctl debug autopkgtest)
 # Stages that start right after set-up and run beside the others; their
 # report is shown in its place in the order above once they end.  The
 # autopkgtest testbeds are single-threaded VMs, as is the guest suite's:
 # run one after the other, each left a host core idle for half an hour.
 background=(autopkgtest)
 declare -A bg_pid=()
-# STAGES="vm clients" (make check STAGES=...): only those, after set-up.
+# STAGES="vm parity" (make check STAGES=...): only those, after set-up.
 if [ -n "${STAGES:-}" ]; then
 	for name in $STAGES; do
 		[[ " ${stages[*]} " == *" $name "* ]] || {

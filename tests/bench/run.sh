@@ -105,7 +105,7 @@ done
 eval "$("$top/tests/bench/build-kernel.sh")"
 # The testpmd row's DPDK: Debian 12's dpdk-testpmd in the clients tree
 # (built once, cached), shared with the guest over 9p.
-clients=$("$top/tests/clients/rootfs.sh")
+clients=$("$top/tests/parity/rootfs.sh")
 
 # Only the runs asked for lose their old results.
 mkdir -p "$out"

@@ -6,7 +6,7 @@
 # /opt/intree-vfio, or ours) and reserved huge pages; this script binds
 # the two e1000e of the bench machine (00:06.0 and 00:07.0, joined by a
 # QEMU hub) to the driver named, runs the Debian 12 dpdk-testpmd of the
-# clients tree (tests/clients/rootfs.sh) chrooted, in io forward mode,
+# clients tree (tests/parity/rootfs.sh) chrooted, in io forward mode,
 # starts it with tx_first (the packets then circulate across the hub),
 # lets it warm up, reads the port statistics twice, S seconds apart,
 # stops it and unbinds the NICs again.
@@ -26,7 +26,7 @@
 #   --clients DIR   where the clients tree is (default /mnt/clients); when
 #                   it is not mounted there, the 9p share "clients" is
 #                   mounted (and unmounted at the end) as
-#                   tests/clients/guest.sh does; that needs the modules
+#                   tests/parity/guest.sh does; that needs the modules
 #                   virtio_pci, 9pnet_virtio and 9p in the initramfs
 #
 # Output on stdout, exactly one line:

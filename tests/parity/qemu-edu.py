@@ -16,14 +16,22 @@ and driver through qtest commands:
     buffer and back to another guest-physical address, and compares.
 Every DMA goes through the container QEMU made: nested guest-physical
 addresses are IOVAs that QEMU mapped onto its RAM with MAP_DMA.
-Prints one "# " transcript line per step and "ok -"/"not ok -" lines;
-exit status 0 when all passed.
+
+With a second host device (--peer), both are assigned and the first
+one's DMA engine writes into the second one's liveness register, at the
+nested guest-physical address of its BAR0: peer-to-peer, which works
+only when QEMU could map the peer's BAR mmap into the container.
+
+Prints one "# " transcript line per step, QEMU's own stderr as
+"# qemu: " lines, and "ok -"/"not ok -" lines; exit status 0 when all
+passed.
 """
 
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 BAR0 = 0xE0000000       # in q35's 32-bit PCI hole
@@ -37,6 +45,13 @@ DMA_LEN = 2048
 EDU_ID, EDU_LIVE = 0x00, 0x04
 EDU_DMA_SRC, EDU_DMA_DST, EDU_DMA_CNT, EDU_DMA_CMD = 0x80, 0x88, 0x90, 0x98
 DMA_START, DMA_TO_RAM = 0x1, 0x2
+PEER_SLOT = 5
+# edu's DMA engine only drives 28 address bits: the peer's BAR must sit
+# below 256 MiB, above the nested machine's 64 MiB of RAM.
+PEER_BAR0 = 0x08000000
+P2P_SRC = 0x00300000
+P2P_BUF = EDU_BUF + 0x100
+P2P_VALUE = 0x5A5AA5A5
 
 
 class QTest:
@@ -44,6 +59,7 @@ class QTest:
 
     def __init__(self, conn):
         self.f = conn.makefile("rwb", buffering=0)
+        self.slot = SLOT
 
     def cmd(self, line):
         self.f.write(line.encode() + b"\n")
@@ -58,7 +74,7 @@ class QTest:
             return reply[2:].strip()
 
     def cfg_addr(self, reg):
-        return 0x80000000 | (SLOT << 11) | reg
+        return 0x80000000 | (self.slot << 11) | reg
 
     def cfg_readl(self, reg):
         self.cmd(f"outl 0xcf8 {self.cfg_addr(reg):#x}")
@@ -97,10 +113,45 @@ def edu_dma(qt, src, dst, count, to_ram):
         time.sleep(0.05)
 
 
+def relay_stderr(pipe):
+    """QEMU's stderr as transcript lines, which the parity stage compares."""
+    for line in iter(pipe.readline, b""):
+        print("# qemu: " + line.decode(errors="replace").rstrip(), flush=True)
+
+
+def peer_to_peer(qt, check):
+    """The first device's DMA writes the peer's liveness register."""
+    qt.slot = PEER_SLOT
+    ids = qt.cfg_readl(0x00)
+    qt.cfg_writel(0x10, PEER_BAR0)
+    qt.cfg_writel(0x04, 0x0002)         # memory decode
+    qt.slot = SLOT
+    # What an earlier run left in the register (edu has no reset) must
+    # not pass for the DMA's result: write another value through the BAR.
+    qt.writel(PEER_BAR0 + EDU_LIVE, 0)
+    before = qt.readl(PEER_BAR0 + EDU_LIVE)
+    print(f"# peer config 0x00 = {ids:#010x}, BAR0 = {PEER_BAR0:#x}, "
+          f"liveness {before:#010x} before the DMA")
+    qt.write(P2P_SRC, P2P_VALUE.to_bytes(4, "little"))
+    edu_dma(qt, P2P_SRC, P2P_BUF, 4, to_ram=False)
+    edu_dma(qt, P2P_BUF, PEER_BAR0 + EDU_LIVE, 4, to_ram=True)
+    live = qt.readl(PEER_BAR0 + EDU_LIVE)
+    want = ~P2P_VALUE & 0xFFFFFFFF
+    print(f"# DMA {P2P_VALUE:#x} -> peer BAR0 + {EDU_LIVE:#x}: "
+          f"peer liveness {live:#010x}")
+    check("p2p", ids == 0x11E81234 and before == 0xFFFFFFFF and live == want,
+          f"peer liveness {live:#010x} after the DMA, want {want:#010x}")
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: qemu-edu.py QEMU HOST-DEVICE")
-    qemu, host = sys.argv[1:]
+    argv = sys.argv[1:]
+    peer = None
+    if len(argv) == 4 and argv[2] == "--peer":
+        peer = argv[3]
+        argv = argv[:2]
+    if len(argv) != 2:
+        sys.exit("usage: qemu-edu.py QEMU HOST-DEVICE [--peer HOST-DEVICE]")
+    qemu, host = argv
     path = "/tmp/qtest.sock"
     if os.path.exists(path):
         os.unlink(path)
@@ -111,8 +162,12 @@ def main():
             "-nodefaults", "-display", "none", "-qtest", f"unix:{path}",
             "-qtest-log", "/dev/null",
             "-device", f"vfio-pci,host={host},addr={SLOT:#x}.0"]
+    if peer:
+        args += ["-device", f"vfio-pci,host={peer},addr={PEER_SLOT:#x}.0"]
     print("# " + " ".join(args), flush=True)
-    proc = subprocess.Popen(args)
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE)
+    relay = threading.Thread(target=relay_stderr, args=(proc.stderr,))
+    relay.start()
     failed = 0
 
     def check(name, good, what):
@@ -161,6 +216,8 @@ def main():
               f"first bytes {back[:8].hex()}")
         check("edu-dma", back == pattern,
               f"{same}/{len(pattern)} bytes came back through nested RAM")
+        if peer:
+            peer_to_peer(qt, check)
     except (OSError, RuntimeError, ValueError) as e:
         check("qtest", False, str(e))
     finally:
@@ -170,6 +227,7 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        relay.join()
         os.unlink(path)
     print(f"# QEMU exited with {proc.returncode}")
     return 1 if failed else 0

@@ -6,7 +6,7 @@
 # binaries an administrator would run against VFIO: DPDK 22.11's
 # dpdk-testpmd and dpdk-devbind.py, QEMU 7.2, driverctl and lspci.
 # The guest mounts it read-only over 9p and runs them chrooted.
-#   tests/clients/rootfs.sh     prints the directory on stdout
+#   tests/parity/rootfs.sh     prints the directory on stdout
 # dpdk-testpmd comes with dpdk-dev, which depends on every PMD and the
 # headers; DPDK's EAL also loads every PMD in its plugin directory.  So
 # the binary is taken out of dpdk-dev's .deb (apt-get download), and
