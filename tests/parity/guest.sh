@@ -14,6 +14,8 @@
 #   kill9     the same, ended by kill -9: every pin goes;
 #   qemu      QEMU 7.2 assigns edu0 and edu1 with -device vfio-pci
 #             (qemu-edu.py): config, BAR, DMA, peer-to-peer;
+#   reset     QEMU assigns edu2 (behind a root port, no FLR), resets the
+#             machine as a guest reboot does, and checks it again;
 #   idle      the power state of the bound devices while nobody uses them.
 # Each run leaves a record of what the client saw: exit status, data,
 # its error and warning lines with addresses and counts masked, pins
@@ -25,10 +27,11 @@ E0=0000:00:06.0
 E1=0000:00:07.0
 EDU0=0000:00:02.0
 EDU1=0000:00:03.0
+EDU2=0000:01:00.0
 PCI=/sys/bus/pci/devices
 INTREE=/opt/intree-vfio
 INTREE_MODS="vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio iommufd irqbypass"
-SCENARIOS="bind testpmd kill9 qemu idle"
+SCENARIOS="bind testpmd kill9 qemu reset idle"
 P=/tmp/parity
 fails=0
 stack=
@@ -268,16 +271,13 @@ sc_kill9() {
 	fi
 }
 
-# ---- qemu: QEMU with -device vfio-pci --------------------------------
-sc_qemu() {
+# ---- qemu, reset: QEMU with -device vfio-pci -------------------------
+# qemu-edu.py with the arguments given; its checks and QEMU's stderr
+# into the record.
+qemu_edu() {
 	base=$(pinned)
-	if ! bind_vfio_pci "$EDU0" || ! bind_vfio_pci "$EDU1"; then
-		record "edu0/edu1 not bound to vfio-pci"
-		not_ok qemu-bind "edu0 '$(driver_of "$EDU0")', edu1 '$(driver_of "$EDU1")'"
-		return
-	fi
-	in_c python3 /opt/qemu-edu.py qemu-system-x86_64 "$EDU0" \
-		--peer "$EDU1" >/tmp/qemu.log 2>&1
+	in_c python3 /opt/qemu-edu.py --name "$sc" qemu-system-x86_64 "$@" \
+		>/tmp/qemu.log 2>&1
 	record "qemu-edu.py exit $?"
 	while read -r line; do
 		case $line in
@@ -289,19 +289,37 @@ sc_qemu() {
 				echo "# kernel: $line"
 			fi
 			echo "${line%%: *}" >>"$P/$stack/$sc" ;;
-		"# qemu: "*)
-			echo "$line"
-			echo "$line" | mask >>"$P/$stack/$sc" ;;
+		"# qemu: "*) echo "$line" ;;
 		*)	echo "# $line" ;;
 		esac
 	done </tmp/qemu.log
+	# After the checks: the two streams interleave by timing.
+	grep '^# qemu: ' /tmp/qemu.log | mask >>"$P/$stack/$sc"
 	now=$(pinned)
 	record "pins balanced after QEMU: $([ "$now" = "$base" ] && echo yes || echo no)"
 	if [ "$now" = "$base" ]; then
-		ok "qemu-unpinned: $now pages pinned after QEMU exited, $base before"
+		ok "$sc-unpinned: $now pages pinned after QEMU exited, $base before"
 	else
-		not_ok qemu-unpinned "$now pages pinned after QEMU exited, $base before"
+		not_ok "$sc-unpinned" "$now pages pinned after QEMU exited, $base before"
 	fi
+}
+# edu0 and edu1, peer-to-peer between them.
+sc_qemu() {
+	if ! bind_vfio_pci "$EDU0" || ! bind_vfio_pci "$EDU1"; then
+		record "edu0/edu1 not bound to vfio-pci"
+		not_ok qemu-bind "edu0 '$(driver_of "$EDU0")', edu1 '$(driver_of "$EDU1")'"
+		return
+	fi
+	qemu_edu "$EDU0" --peer "$EDU1"
+}
+# edu2, alone behind a root port and without FLR, and a machine reset.
+sc_reset() {
+	if ! bind_vfio_pci "$EDU2"; then
+		record "edu2 not bound to vfio-pci"
+		not_ok reset-bind "edu2 '$(driver_of "$EDU2")'"
+		return
+	fi
+	qemu_edu "$EDU2" --reset
 }
 
 # ---- idle: the bound devices' power while nobody uses them -----------

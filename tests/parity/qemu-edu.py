@@ -22,11 +22,17 @@ one's DMA engine writes into the second one's liveness register, at the
 nested guest-physical address of its BAR0: peer-to-peer, which works
 only when QEMU could map the peer's BAR mmap into the container.
 
+With --reset, the nested machine is reset through QMP's system_reset,
+as at a guest reboot (QEMU resets the assigned device: its FLR, or a
+bus or slot reset), and the device is checked again.
+
 Prints one "# " transcript line per step, QEMU's own stderr as
 "# qemu: " lines, and "ok -"/"not ok -" lines; exit status 0 when all
 passed.
 """
 
+import argparse
+import json
 import os
 import socket
 import subprocess
@@ -139,31 +145,86 @@ def peer_to_peer(qt, check):
     want = ~P2P_VALUE & 0xFFFFFFFF
     print(f"# DMA {P2P_VALUE:#x} -> peer BAR0 + {EDU_LIVE:#x}: "
           f"peer liveness {live:#010x}")
-    check("p2p", ids == 0x11E81234 and before == 0xFFFFFFFF and live == want,
+    check("p2p", ids == 0x11E81234 and before == 0xFFFFFFFF and
+          live == want,
           f"peer liveness {live:#010x} after the DMA, want {want:#010x}")
 
 
+def edu_checks(qt, check, tag=""):
+    """Config, BAR0, ident/liveness and a DMA round trip of the device."""
+    ids = qt.cfg_readl(0x00)
+    print(f"# config 0x00 = {ids:#010x}")
+    check("config-ids" + tag, ids == 0x11E81234, f"vendor/device {ids:#010x}")
+    qt.cfg_writel(0x10, BAR0)
+    bar = qt.cfg_readl(0x10) & ~0xF
+    qt.cfg_writel(0x04, 0x0006)         # memory decode, bus master
+    print(f"# BAR0 = {bar:#x}, command = {qt.cfg_readl(0x04) & 0xffff:#06x}")
+    check("bar0" + tag, bar == BAR0, f"BAR0 reads back {bar:#x}")
+    ident = qt.readl(BAR0 + EDU_ID)
+    qt.writel(BAR0 + EDU_LIVE, 0x12345678)
+    live = qt.readl(BAR0 + EDU_LIVE)
+    print(f"# edu ident {ident:#010x}, liveness ~0x12345678 = {live:#010x}")
+    check("edu-ident" + tag, ident & 0xFFFF == 0x00ED and
+          live == (~0x12345678 & 0xFFFFFFFF),
+          f"ident {ident:#010x}, liveness {live:#010x}")
+    pattern = bytes((i * 7 + 3) & 0xFF for i in range(DMA_LEN))
+    qt.write(SRC, pattern)
+    qt.write(DST, bytes(DMA_LEN))
+    edu_dma(qt, SRC, EDU_BUF, len(pattern), to_ram=False)
+    edu_dma(qt, EDU_BUF, DST, len(pattern), to_ram=True)
+    back = qt.read(DST, len(pattern))
+    same = sum(a == b for a, b in zip(back, pattern))
+    print(f"# DMA {SRC:#x} -> edu {EDU_BUF:#x} -> {DST:#x}: "
+          f"{same} of {len(pattern)} bytes match, "
+          f"first bytes {back[:8].hex()}")
+    check("edu-dma" + tag, back == pattern,
+          f"{same}/{len(pattern)} bytes came back through nested RAM")
+
+
+def system_reset(path):
+    """The nested machine's reset, as a guest reboot asks for it (QMP)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(60)
+        s.connect(path)
+        f = s.makefile("rwb", buffering=0)
+        f.readline()                    # the greeting
+        for cmd in ("qmp_capabilities", "system_reset"):
+            f.write(json.dumps({"execute": cmd}).encode() + b"\n")
+            while True:
+                reply = json.loads(f.readline())
+                if "return" in reply:
+                    break
+                if "error" in reply:
+                    raise RuntimeError(f"QMP {cmd}: {reply['error']}")
+    # The reset runs in QEMU's main loop, after the reply.
+    time.sleep(2)
+
+
 def main():
-    argv = sys.argv[1:]
-    peer = None
-    if len(argv) == 4 and argv[2] == "--peer":
-        peer = argv[3]
-        argv = argv[:2]
-    if len(argv) != 2:
-        sys.exit("usage: qemu-edu.py QEMU HOST-DEVICE [--peer HOST-DEVICE]")
-    qemu, host = argv
+    ap = argparse.ArgumentParser()
+    ap.add_argument("qemu")
+    ap.add_argument("host")
+    ap.add_argument("--peer", help="a second device, for peer-to-peer")
+    ap.add_argument("--reset", action="store_true",
+                    help="reset the nested machine, then check again")
+    ap.add_argument("--name", default="qemu",
+                    help="the checks' name: clients/NAME/...")
+    opt = ap.parse_args()
     path = "/tmp/qtest.sock"
+    qmp = "/tmp/qmp.sock"
     if os.path.exists(path):
         os.unlink(path)
     lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     lsock.bind(path)
     lsock.listen(1)
-    args = [qemu, "-machine", "q35", "-accel", "tcg", "-S", "-m", "64M",
+    args = [opt.qemu, "-machine", "q35", "-accel", "tcg", "-S", "-m", "64M",
             "-nodefaults", "-display", "none", "-qtest", f"unix:{path}",
             "-qtest-log", "/dev/null",
-            "-device", f"vfio-pci,host={host},addr={SLOT:#x}.0"]
-    if peer:
-        args += ["-device", f"vfio-pci,host={peer},addr={PEER_SLOT:#x}.0"]
+            "-qmp", f"unix:{qmp},server=on,wait=off",
+            "-device", f"vfio-pci,host={opt.host},addr={SLOT:#x}.0"]
+    if opt.peer:
+        args += ["-device",
+                 f"vfio-pci,host={opt.peer},addr={PEER_SLOT:#x}.0"]
     print("# " + " ".join(args), flush=True)
     proc = subprocess.Popen(args, stderr=subprocess.PIPE)
     relay = threading.Thread(target=relay_stderr, args=(proc.stderr,))
@@ -172,8 +233,8 @@ def main():
 
     def check(name, good, what):
         nonlocal failed
-        print(f"{'ok' if good else 'not ok'} - clients/qemu/{name}: {what}",
-              flush=True)
+        print(f"{'ok' if good else 'not ok'} - clients/{opt.name}/{name}: "
+              f"{what}", flush=True)
         failed += not good
 
     try:
@@ -189,35 +250,13 @@ def main():
         else:
             raise RuntimeError("QEMU did not connect to the qtest port in 120 s")
         qt = QTest(conn)
-        ids = qt.cfg_readl(0x00)
-        print(f"# config 0x00 = {ids:#010x}")
-        check("config-ids", ids == 0x11E81234, f"vendor/device {ids:#010x}")
-        qt.cfg_writel(0x10, BAR0)
-        bar = qt.cfg_readl(0x10) & ~0xF
-        qt.cfg_writel(0x04, 0x0006)         # memory decode, bus master
-        print(f"# BAR0 = {bar:#x}, command = {qt.cfg_readl(0x04) & 0xffff:#06x}")
-        check("bar0", bar == BAR0, f"BAR0 reads back {bar:#x}")
-        ident = qt.readl(BAR0 + EDU_ID)
-        qt.writel(BAR0 + EDU_LIVE, 0x12345678)
-        live = qt.readl(BAR0 + EDU_LIVE)
-        print(f"# edu ident {ident:#010x}, liveness ~0x12345678 = {live:#010x}")
-        check("edu-ident", ident & 0xFFFF == 0x00ED and
-              live == (~0x12345678 & 0xFFFFFFFF),
-              f"ident {ident:#010x}, liveness {live:#010x}")
-        pattern = bytes((i * 7 + 3) & 0xFF for i in range(DMA_LEN))
-        qt.write(SRC, pattern)
-        qt.write(DST, bytes(DMA_LEN))
-        edu_dma(qt, SRC, EDU_BUF, len(pattern), to_ram=False)
-        edu_dma(qt, EDU_BUF, DST, len(pattern), to_ram=True)
-        back = qt.read(DST, len(pattern))
-        same = sum(a == b for a, b in zip(back, pattern))
-        print(f"# DMA {SRC:#x} -> edu {EDU_BUF:#x} -> {DST:#x}: "
-              f"{same} of {len(pattern)} bytes match, "
-              f"first bytes {back[:8].hex()}")
-        check("edu-dma", back == pattern,
-              f"{same}/{len(pattern)} bytes came back through nested RAM")
-        if peer:
+        edu_checks(qt, check)
+        if opt.peer:
             peer_to_peer(qt, check)
+        if opt.reset:
+            print("# system_reset", flush=True)
+            system_reset(qmp)
+            edu_checks(qt, check, "-after-reset")
     except (OSError, RuntimeError, ValueError) as e:
         check("qtest", False, str(e))
     finally:
