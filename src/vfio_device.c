@@ -15,6 +15,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/iommu.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
@@ -196,6 +197,8 @@ void vfio_unregister_device(struct device *dev)
 			dev_warn(dev, "user did not release it: revoking access\n");
 	}
 	vfio_device_revoke(device);
+	/* Its BAR is about to be the host's: no IOVA may lead there. */
+	vfio_group_drop_dma(device);
 
 	mutex_lock(&vfio_lock);
 	list_del_init(&device->group_next);
@@ -540,6 +543,75 @@ static vm_fault_t vfio_device_vm_fault(struct vm_fault *vmf)
 static const struct vm_operations_struct vfio_device_vm_ops = {
 	.fault = vfio_device_vm_fault,
 };
+
+/*
+ * The BAR behind [vaddr, vaddr + size) of the caller's address space, for
+ * a MAP_DMA that could not pin it (vfio_dma.c): 0 when the whole range
+ * lies in one mmap of a device fd of ours, with the device (referenced:
+ * vfio_device_dma_put() it) in *@devp and the frame of @vaddr in *@pfn.
+ * -ENOENT when no part of the range is such an mmap, so that the caller
+ * keeps the error pinning gave; -EINVAL when only part of it is (the rest
+ * is RAM, unmapped, or another device's mmap); -EFAULT when the mmap
+ * does not allow the access @prot asks for the device, as pinning a
+ * page for it would have refused.
+ */
+int vfio_device_dma_get(u64 vaddr, u64 size, int prot,
+			struct vfio_device **devp, unsigned long *pfn)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma, *first;
+	u64 end = vaddr + size, addr;
+	int ret = -ENOENT;
+
+	mmap_read_lock(mm);
+	first = find_vma_intersection(mm, vaddr, end);
+	for (vma = first, addr = vaddr; vma;
+	     vma = find_vma_intersection(mm, addr, end)) {
+		if (vma->vm_ops == &vfio_device_vm_ops) {
+			ret = -EINVAL;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	if (ret == -ENOENT)
+		goto out;
+	if (vma != first || vma->vm_start > vaddr || vma->vm_end < end)
+		goto out;
+	ret = -EFAULT;
+	if (((prot & IOMMU_READ) && !(vma->vm_flags & VM_READ)) ||
+	    ((prot & IOMMU_WRITE) && !(vma->vm_flags & VM_WRITE)))
+		goto out;
+	*devp = vma->vm_file->private_data;
+	kref_get(&(*devp)->kref);
+	*pfn = (unsigned long)vma->vm_private_data + vma->vm_pgoff +
+	       ((vaddr - vma->vm_start) >> PAGE_SHIFT);
+	ret = 0;
+out:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/*
+ * Enter @device for a mapping of its BAR to go in: false when it is
+ * revoked.  vfio_device_dma_put() leaves it.  A revoke waits for the
+ * section, then removes the mappings it let in (vfio_device_drop_dma()).
+ */
+bool vfio_device_dma_enter(struct vfio_device *device, int *idx)
+	__acquires(&device->srcu)
+{
+	return vfio_device_enter(device, idx);
+}
+
+void vfio_device_dma_exit(struct vfio_device *device, int idx)
+	__releases(&device->srcu)
+{
+	vfio_device_exit(device, idx);
+}
+
+void vfio_device_dma_put(struct vfio_device *device)
+{
+	vfio_device_put(device);
+}
 
 static int vfio_device_fops_mmap(struct file *filep,
 				 struct vm_area_struct *vma)

@@ -18,6 +18,14 @@
  * again.  While that happens a device's DMA to
  * the surviving part of that run may fault; the kernel's own type1 driver
  * refuses such unmaps instead.
+ *
+ * A range that cannot be pinned may be an mmap of a device fd of ours,
+ * one of its BARs: QEMU maps every BAR of every assigned device so that
+ * devices can reach each other's.  Such a mapping is one run of the BAR's
+ * frames, mapped with IOMMU_MMIO; nothing is pinned or charged to
+ * locked_vm, as with type1, and the device's unregister takes it out
+ * (see vfio_private.h).  The RAM path pays for none of this: the BAR is
+ * looked for only once pinning failed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -75,6 +83,13 @@ struct vfio_dma {
 	 */
 	struct mm_struct	*mm;
 	struct list_head	unmap_next;	/* on one unmap's work list */
+	/*
+	 * const: the device whose BAR this maps (a peer-to-peer mapping:
+	 * nothing pinned nor charged), or NULL for pinned RAM.  Compared
+	 * only, never dereferenced: the device's unregister removes every
+	 * mapping that names it (vfio_dma_drop_device()).
+	 */
+	struct vfio_device	*p2p;
 };
 
 #define VFIO_DMA_START(dma)	((dma)->start)
@@ -435,6 +450,59 @@ int vfio_dma_map_prot(u32 flags)
 	return prot ?: -EINVAL;
 }
 
+/*
+ * MAP_DMA of a range that could not be pinned (why: @err) when it is a
+ * BAR mmap of one of our devices: map the BAR's frames as one run.
+ * @dma is as vfio_dma_map() made it, with no run recorded.  0 when it
+ * went in; @err when the range holds no BAR of ours (unmapped, or another
+ * driver's VM_PFNMAP/VM_IO mmap: we could not tell when its frames stop
+ * being its own, so we never map them); -EINVAL when only part of the
+ * range is one BAR mmap (it runs past the mmap, and so past the BAR, into
+ * RAM or another mmap): a mapping is either all pinned or all MMIO, so
+ * that unmapping it knows what to undo; -EFAULT when the mmap does not
+ * allow the device's access; -ENODEV when the device is being unbound.
+ * Nothing stays mapped on failure.
+ */
+static int vfio_dma_map_mmio(struct vfio_iommu *iommu, struct vfio_dma *dma,
+			     u64 vaddr, unsigned long npages, int err)
+{
+	struct vfio_runs *runs = dma->runs;
+	struct vfio_device *device;
+	unsigned long pfn;
+	int ret, idx;
+
+	ret = vfio_device_dma_get(vaddr, (u64)npages << PAGE_SHIFT, dma->prot,
+				  &device, &pfn);
+	if (ret)
+		return ret == -ENOENT ? err : ret;
+
+	runs->nr = 1;
+	runs->run[0].pgoff = 0;
+	runs->run[0].pfn = pfn;
+	runs->run[1].pgoff = npages;
+	dma->p2p = device;
+	/* As the DMA API maps a resource: device memory, never cached. */
+	dma->prot |= IOMMU_MMIO;
+
+	/* Inside the section, so that its revoke sweeps what goes in. */
+	if (vfio_device_dma_enter(device, &idx)) {
+		mutex_lock(&iommu->dma_lock);
+		ret = vfio_dma_can_insert(iommu, dma);
+		if (!ret)
+			ret = vfio_dma_map_runs(iommu, dma);
+		if (!ret) {
+			vfio_dma_tree_insert(dma, &iommu->dma_tree);
+			iommu->dma_count++;
+		}
+		mutex_unlock(&iommu->dma_lock);
+	} else {
+		ret = -ENODEV;
+	}
+	vfio_device_dma_exit(device, idx);
+	vfio_device_dma_put(device);
+	return ret;
+}
+
 int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 		 int prot)
 {
@@ -475,10 +543,13 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	mutex_unlock(&iommu->dma_lock);
 	if (ret)
 		goto err_free;
-	/* Fails past RLIMIT_MEMLOCK unless CAP_IPC_LOCK. */
+	/*
+	 * Fails past RLIMIT_MEMLOCK unless CAP_IPC_LOCK, which a large BAR
+	 * may be: it is looked for then too.
+	 */
 	ret = account_locked_vm(current->mm, npages, true);
 	if (ret)
-		goto err_free;
+		goto err_mmio;
 	/*
 	 * With no lock held: faulting the user's pages in may wait for
 	 * good (a FUSE file whose server never answers, userfaultfd), and
@@ -487,8 +558,10 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	 * are made again before the mapping goes in.
 	 */
 	ret = vfio_map_pin(&st, vaddr, npages);
-	if (ret)
-		goto err_uncharge;
+	if (ret) {
+		account_locked_vm(current->mm, npages, false);
+		goto err_mmio;
+	}
 
 	mutex_lock(&iommu->dma_lock);
 	ret = vfio_dma_can_insert(iommu, dma);
@@ -506,6 +579,13 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 	mutex_unlock(&iommu->dma_lock);
 	return 0;
 
+err_mmio:
+	/* Nothing of the range is pinned now, nor charged. */
+	dma->runs->nr = 0;
+	ret = vfio_dma_map_mmio(iommu, dma, vaddr, npages, ret);
+	if (!ret)
+		return 0;
+	goto err_free;
 err_uncharge:
 	account_locked_vm(current->mm, npages, false);
 err_free:
@@ -631,10 +711,12 @@ int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 	list_for_each_entry_safe(dma, next, &work, unmap_next) {
 		vfio_dma_plan_cut(dma, iova, last, &cut);
 		vfio_dma_restore(iommu, dma, &cut);
-		vfio_runs_unpin(dma->runs, cut.from, cut.to,
-				dma->prot & IOMMU_WRITE);
+		if (!dma->p2p) {
+			vfio_runs_unpin(dma->runs, cut.from, cut.to,
+					dma->prot & IOMMU_WRITE);
+			vfio_uncharge_add(&u, dma, cut.to - cut.from);
+		}
 		unpinned += cut.to - cut.from;
-		vfio_uncharge_add(&u, dma, cut.to - cut.from);
 		if (vfio_dma_trim(iommu, dma, &cut, spare))
 			spare = NULL;
 	}
@@ -669,9 +751,12 @@ u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 		dma = rb_entry(node, struct vfio_dma, rb);
 		first = dma->first;
 		end = vfio_dma_pgoff(dma, dma->last) + 1;
-		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
+		if (!dma->p2p) {
+			vfio_runs_unpin(dma->runs, first, end,
+					dma->prot & IOMMU_WRITE);
+			vfio_uncharge_add(&u, dma, end - first);
+		}
 		unpinned += end - first;
-		vfio_uncharge_add(&u, dma, end - first);
 		vfio_dma_tree_remove(dma, &iommu->dma_tree);
 		vfio_dma_free(dma);
 		cond_resched();
@@ -680,6 +765,46 @@ u64 vfio_dma_unmap_all(struct vfio_iommu *iommu)
 	mutex_unlock(&iommu->dma_lock);
 	vfio_uncharge_flush(&u);
 	return (u64)unpinned << PAGE_SHIFT;
+}
+
+/*
+ * Take every mapping of @device's BARs out of @iommu (open): the device
+ * is being unbound.  Nothing was pinned for them; the IOTLB is synced
+ * before its bus driver lets go of the BARs.
+ */
+void vfio_dma_drop_device(struct vfio_iommu *iommu,
+			  struct vfio_device *device)
+{
+	struct iommu_iotlb_gather gather;
+	struct rb_node *node, *next;
+	struct vfio_dma *dma;
+	unsigned long n = 0;
+
+	mutex_lock(&iommu->dma_lock);
+	iommu_iotlb_gather_init(&gather);
+	for (node = rb_first_cached(&iommu->dma_tree); node;
+	     node = rb_next(node)) {
+		dma = rb_entry(node, struct vfio_dma, rb);
+		if (dma->p2p != device)
+			continue;
+		iommu_unmap_fast(iommu->domain, dma->start,
+				 dma->last - dma->start + 1, &gather);
+		n++;
+	}
+	iommu_iotlb_sync(iommu->domain, &gather);
+
+	for (node = rb_first_cached(&iommu->dma_tree); n && node;
+	     node = next) {
+		next = rb_next(node);
+		dma = rb_entry(node, struct vfio_dma, rb);
+		if (dma->p2p != device)
+			continue;
+		vfio_dma_tree_remove(dma, &iommu->dma_tree);
+		vfio_dma_free(dma);
+		iommu->dma_count--;
+		n--;
+	}
+	mutex_unlock(&iommu->dma_lock);
 }
 
 struct vfio_dma_remains *vfio_dma_remains_alloc(void)
@@ -728,8 +853,11 @@ void vfio_dma_reap(struct vfio_dma_remains *rem)
 		dma = rb_entry(node, struct vfio_dma, rb);
 		first = dma->first;
 		end = vfio_dma_pgoff(dma, dma->last) + 1;
-		vfio_runs_unpin(dma->runs, first, end, dma->prot & IOMMU_WRITE);
-		vfio_uncharge_add(&u, dma, end - first);
+		if (!dma->p2p) {
+			vfio_runs_unpin(dma->runs, first, end,
+					dma->prot & IOMMU_WRITE);
+			vfio_uncharge_add(&u, dma, end - first);
+		}
 		vfio_dma_tree_remove(dma, &rem->tree);
 		vfio_dma_free(dma);
 		cond_resched();

@@ -278,6 +278,24 @@ struct vfio_device *vfio_device_find(struct device *dev)
 	return NULL;
 }
 
+/*
+ * Remove the mappings of @device's BARs from every open IOMMU object
+ * (see the top of vfio_private.h).  Each is reached through a group of
+ * it: an object with no live group has none attached, so no device can
+ * reach its domain.  An object with several groups is swept once for
+ * each, which finds nothing the second time.
+ */
+void vfio_group_drop_dma(struct vfio_device *device)
+{
+	struct vfio_group *group;
+
+	mutex_lock(&vfio_lock);
+	list_for_each_entry(group, &vfio.group_list, group_next)
+		if (group->iommu->users && group->iommu->domain)
+			vfio_dma_drop_device(group->iommu, device);
+	vfio_unlock();
+}
+
 bool vfio_group_add_dev(struct device *dev)
 {
 	struct iommu_group *iommu_group;

@@ -48,6 +48,22 @@
  * A bus driver therefore never copies to or from user memory while it
  * holds a lock its @fault waits for.
  *
+ * Peer-to-peer mappings: a MAP_DMA of a user range that is an mmap of
+ * one of our device fds maps that device's BAR (vfio_dma.c).  Nothing is
+ * pinned and no reference is kept on the device: the mapping is of bus
+ * addresses that are ours only while the device is bound to its vfio bus
+ * driver.  So it cannot outlive that binding: vfio_unregister_device(),
+ * after the revoke, removes every mapping of the device's BARs from every
+ * open IOMMU object (vfio_group_drop_dma(), under vfio.lock, then each
+ * object's dma_lock), without waiting for any user, so an unbind or a hot
+ * removal is never held up by it.  The mapping goes in inside the
+ * device's SRCU read section, after a check that it is not revoked, so
+ * the revoke's synchronize_srcu() orders every such insert before that
+ * sweep.  A release of the last device fd leaves the mappings, as the
+ * kernel's type1 does: the BAR is still the device's, and still ours.
+ * The mapping's device pointer (vfio_dma.p2p) is compared, never
+ * dereferenced.
+ *
  * Module references: every file of ours names THIS_MODULE as its owner,
  * so vfio.ko stays while any fd (and so any mmap or IOMMU object a user
  * reaches through one) is open.  A device's first open takes a reference
@@ -203,10 +219,16 @@ struct vfio_device *vfio_device_find(struct device *dev);
 int vfio_group_add_device(struct vfio_device *device,
 			  struct iommu_group *iommu_group);
 void vfio_group_maybe_free(struct vfio_group *group);
+void vfio_group_drop_dma(struct vfio_device *device);
 
 /* vfio_device.c: the device object and its fds */
 int vfio_device_new_fd(struct vfio_device *device, struct vfio_iommu *iommu,
 		       struct file *group_file);
+int vfio_device_dma_get(u64 vaddr, u64 size, int prot,
+			struct vfio_device **devp, unsigned long *pfn);
+bool vfio_device_dma_enter(struct vfio_device *device, int *idx);
+void vfio_device_dma_exit(struct vfio_device *device, int idx);
+void vfio_device_dma_put(struct vfio_device *device);
 
 /* vfio_iommu.c: the IOMMU object: its sets of groups, its domain's life */
 struct vfio_iommu *vfio_iommu_alloc(gfp_t gfp);
@@ -249,6 +271,8 @@ int vfio_dma_map(struct vfio_iommu *iommu, u64 vaddr, u64 iova, u64 size,
 int vfio_dma_unmap(struct vfio_iommu *iommu, u64 iova, u64 size,
 		   bool whole, u64 *unmapped);
 u64 vfio_dma_unmap_all(struct vfio_iommu *iommu);
+void vfio_dma_drop_device(struct vfio_iommu *iommu,
+			  struct vfio_device *device);
 struct vfio_dma_remains *vfio_dma_remains_alloc(void);
 void vfio_dma_bury(struct vfio_iommu *iommu, struct vfio_dma_remains *rem);
 void vfio_dma_reap(struct vfio_dma_remains *rem);
