@@ -23,12 +23,6 @@
 
 #define IOVA		0x200000ULL	/* edu masks DMA addresses to 28 bits */
 #define MAX_DEVS	8
-/*
- * After a secondary bus reset the kernel waits at least 100 ms for the
- * link to come back (pci_bridge_wait_for_secondary_bus()): a reset that
- * returns much sooner did not reach the bridge.
- */
-#define RESET_MIN_MS	50
 
 struct info_buf {
 	struct vfio_pci_hot_reset_info hdr;
@@ -99,10 +93,40 @@ static void edu_works(struct vt *t, struct vt_dev *d, struct vt_edu *e)
 	memset(buf, 0, 64);
 	VT_CHECKF(t, vt_edu_dma(e, 1, IOVA, 64) == 0, "DMA out: %s",
 		  strerror(errno));
-	VT_CHECKF(t, buf[0] == 0x5a && buf[63] == 0x5a, "DMA round trip "
-		  "read 0x%02x 0x%02x", buf[0], buf[63]);
+	VT_CHECKF(t, buf[0] == 0x5a && buf[63] == 0x5a,
+		  "DMA round trip read 0x%02x 0x%02x", buf[0], buf[63]);
 	VT_OK(t, vt_unmap(d->iommu_fd, IOVA, PG));
 	munmap(buf, PG);
+}
+
+/*
+ * Proof that a reset reached edu2's function: QEMU's PCI reset of a
+ * device lowers its INTx, so the pending INTx status bit goes, while the
+ * edu model (which has no reset of its own) still holds its interrupt
+ * status.  Linux restores the config space after, but never the status
+ * register.  INTx disable (set behind vfio's back) keeps the line quiet.
+ */
+static void edu_pending_intx(struct vt *t, struct vt_edu *e)
+{
+	uint16_t cmd = vt_real_cfg(t, VT_EDU2, VT_PCI_COMMAND, 2);
+
+	vt_real_cfg_wr(t, VT_EDU2, VT_PCI_COMMAND, 2,
+		       cmd | VT_PCI_COMMAND_INTX_OFF);
+	VT_OK(t, vt_edu_write(e, VT_EDU_IRQ_RAISE, 1));
+	VT_CHECKF(t, vt_real_cfg(t, VT_EDU2, VT_PCI_STATUS, 2) &
+		  VT_PCI_STATUS_INTX, "edu2 shows no pending INTx");
+}
+
+static void edu_reset_seen(struct vt *t, struct vt_edu *e)
+{
+	uint32_t v = 0;
+
+	VT_CHECKF(t, !(vt_real_cfg(t, VT_EDU2, VT_PCI_STATUS, 2) &
+		       VT_PCI_STATUS_INTX),
+		  "INTx still pending: the reset did not reach edu2");
+	VT_CHECKF(t, vt_edu_read(e, VT_EDU_IRQ_STATUS, &v) == 0 && v == 1,
+		  "edu's interrupt status 0x%x, want 1 kept", v);
+	VT_OK(t, vt_edu_write(e, VT_EDU_IRQ_ACK, v));
 }
 
 static void test_info(struct vt *t, void *arg)
@@ -124,10 +148,9 @@ static void test_info(struct vt *t, void *arg)
 	VT_CHECKF(t, b.devs[0].group_id == (uint32_t)group &&
 		  b.devs[0].segment == 0 && b.devs[0].bus == 1 &&
 		  b.devs[0].devfn == 0,
-		  "device: group %u %04x:%02x:%02x.%u, want group %d "
-		  "0000:01:00.0", b.devs[0].group_id, b.devs[0].segment,
-		  b.devs[0].bus, b.devs[0].devfn >> 3, b.devs[0].devfn & 7,
-		  group);
+		  "device: group %u %04x:%02x:%02x.%u, want group %d 0000:01:00.0",
+		  b.devs[0].group_id, b.devs[0].segment, b.devs[0].bus,
+		  b.devs[0].devfn >> 3, b.devs[0].devfn & 7, group);
 	/* Nothing written past the one device. */
 	VT_CHECKF(t, b.devs[1].group_id == 0xffffffff, "wrote past count");
 	vt_close_dev(&d);
@@ -196,6 +219,7 @@ static void test_reset(struct vt *t, void *arg)
 	bar0 = vt_real_cfg(t, VT_EDU2, VT_PCI_BAR0, 4);
 	fd = d.group_fd;
 	for (i = 0; i < 3; i++) {
+		edu_pending_intx(t, &e);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		VT_CHECKF(t, hot_reset(d.device_fd, 1, &fd) == 0,
 			  "hot reset %d: %s", i, strerror(errno));
@@ -203,13 +227,12 @@ static void test_reset(struct vt *t, void *arg)
 		ms = (t1.tv_sec - t0.tv_sec) * 1000 +
 		     (t1.tv_nsec - t0.tv_nsec) / 1000000;
 		printf("# hot reset %d of edu2: %ld ms\n", i, ms);
-		VT_CHECKF(t, ms >= RESET_MIN_MS, "hot reset took %ld ms: "
-			  "no bus reset happened", ms);
 		/* The config space is back: BAR and decode. */
 		VT_CHECKF(t, vt_real_cfg(t, VT_EDU2, VT_PCI_BAR0, 4) == bar0,
 			  "BAR0 lost");
 		VT_CHECKF(t, vt_real_cfg(t, VT_EDU2, VT_PCI_COMMAND, 2) &
 			  VT_PCI_COMMAND_MEMORY, "memory decode off after");
+		edu_reset_seen(t, &e);
 		edu_works(t, &d, &e);
 	}
 	vt_close_dev(&d);
@@ -278,8 +301,9 @@ static void test_refused(struct vt *t, void *arg)
 }
 
 struct reader {
+	/* Device memory: every read must reach it, as vtlib's vt_held. */
 	volatile uint32_t *bar;
-	volatile int stop;
+	int stop;		/* __atomic */
 	unsigned long reads, bad;
 	uint32_t last_bad;
 };
@@ -289,7 +313,7 @@ static void *read_loop(void *arg)
 	struct reader *r = arg;
 	uint32_t v;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		v = r->bar[VT_EDU_ID / 4];
 		r->reads++;
 		if (v != VT_EDU_ID_VALUE) {
@@ -328,7 +352,7 @@ static void test_reset_mmapped(struct vt *t, void *arg)
 		ret = hot_reset(d.device_fd, 1, &fd);
 		usleep(2000);
 	}
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 	VT_CHECKF(t, !ret, "hot reset %d: %s", i, strerror(errno));
 	VT_CHECKF(t, r.reads > 0, "the reader never read");
