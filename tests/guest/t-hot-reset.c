@@ -5,15 +5,20 @@
  * VFIO_DEVICE_PCI_HOT_RESET), as QEMU uses them at every VM reset of a
  * device without FLR.  edu2 sits alone behind the root port rp0: the
  * reset affects exactly it.  edu0 is on the root bus: no such reset.
- * t-hot-reset-seed does the same through the seed ABI.
+ * t-hot-reset-seed does the same through the seed ABI.  The last case
+ * asks the kernel's own vfio-pci (/opt/intree-vfio) the same questions
+ * in the same boot and wants the same answers.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,6 +373,176 @@ static void test_reset_mmapped(struct vt *t, void *arg)
 	vtc_close_dev(&d);
 }
 
+/* ---- the kernel's own vfio-pci as the reference -------------------- */
+
+#define INTREE_DIR	"/opt/intree-vfio"
+#define N_ANSWERS	8
+
+/* What one VFIO answers: INFO and RESET of edu2 and edu0. */
+struct answers {
+	int err[N_ANSWERS];		/* 0 or errno, per question */
+	struct info_buf info;		/* edu2's INFO */
+};
+
+static int ask(int ret)
+{
+	return ret < 0 ? errno : 0;
+}
+
+static void ask_all(struct vt *t, struct answers *a)
+{
+	struct vtc_dev d, other;
+	struct info_buf b;
+	int32_t fds[2];
+	int efd;
+
+	memset(a, 0, sizeof(*a));
+	VT_CHECKF(t, vtc_open_dev(&d, VT_EDU2, 0) == 0, "open edu2: %s",
+		  strerror(errno));
+	VT_CHECKF(t, vtc_open_dev(&other, VT_EDU0, 0) == 0, "open edu0: %s",
+		  strerror(errno));
+	efd = VT_OK(t, eventfd(0, EFD_CLOEXEC));
+
+	a->info.hdr.argsz = sizeof(a->info);
+	a->err[0] = ask(ioctl(d.device_fd, VFIO_DEVICE_GET_PCI_HOT_RESET_INFO,
+			      &a->info));
+	memset(&b, 0, sizeof(b));
+	b.hdr.argsz = sizeof(b.hdr);
+	a->err[1] = ask(ioctl(d.device_fd, VFIO_DEVICE_GET_PCI_HOT_RESET_INFO,
+			      &b));
+	a->err[2] = b.hdr.count;	/* the count ENOSPC tells */
+	b.hdr.argsz = sizeof(b);
+	a->err[3] = ask(ioctl(other.device_fd,
+			      VFIO_DEVICE_GET_PCI_HOT_RESET_INFO, &b));
+	fds[0] = d.group_fd;
+	a->err[4] = ask(hot_reset(d.device_fd, 1, fds));
+	fds[0] = other.group_fd;
+	a->err[5] = ask(hot_reset(d.device_fd, 1, fds));
+	fds[0] = efd;
+	a->err[6] = ask(hot_reset(d.device_fd, 1, fds));
+	fds[0] = d.group_fd;
+	fds[1] = d.group_fd;
+	a->err[7] = ask(hot_reset(d.device_fd, 2, fds));
+	close(efd);
+	vtc_close_dev(&other);
+	vtc_close_dev(&d);
+}
+
+static int load_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret && err != EEXIST ? -1 : 0;
+}
+
+static int ko_filter(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return n > 3 && !strcmp(e->d_name + n - 3, ".ko");
+}
+
+/* Ours out, the kernel's in (numbered in insmod order), edu0/2 bound. */
+static void load_intree(struct vt *t)
+{
+	char path[PATH_MAX];
+	struct dirent **list;
+	int i, n;
+
+	VT_CHECKF(t, !syscall(SYS_delete_module, "vfio_pci", O_NONBLOCK) &&
+		  !syscall(SYS_delete_module, "vfio", O_NONBLOCK),
+		  "rmmod ours: %s", strerror(errno));
+	n = scandir(INTREE_DIR, &list, ko_filter, alphasort);
+	VT_CHECKF(t, n > 0, "no modules in " INTREE_DIR);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), INTREE_DIR "/%s", list[i]->d_name);
+		if (load_file(path) < 0)
+			vt_fail(t, __FILE__, __LINE__, "insmod %s: %s", path,
+				strerror(errno));
+		free(list[i]);
+	}
+	free(list);
+	VT_CHECKF(t, vt_bind(VT_EDU2, "vfio-pci") == 0 &&
+		  vt_bind(VT_EDU0, "vfio-pci") == 0,
+		  "bind to the kernel's vfio-pci: %s", strerror(errno));
+}
+
+/* Back to what /init left: ours loaded, the four devices on "vfio". */
+static void load_ours(void)
+{
+	static const char *const mods[] = {
+		"vfio_pci", "vfio_pci_core", "vfio_iommu_type1",
+		"vfio_virqfd", "vfio", "iommufd", "irqbypass",
+	};
+	char path[PATH_MAX];
+	struct utsname u;
+	unsigned int i;
+
+	vt_unbind(VT_EDU2);
+	vt_unbind(VT_EDU0);
+	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
+		syscall(SYS_delete_module, mods[i], O_NONBLOCK);
+	if (uname(&u))
+		return;
+	snprintf(path, sizeof(path), "/lib/modules/%s/updates/vfio.ko",
+		 u.release);
+	if (load_file(path) == 0)
+		vt_vfio_pci_reload();
+}
+
+/* ask_all() of the kernel's vfio-pci; ours is back after, failed or not. */
+static void ask_intree(struct vt *t, struct answers *a)
+{
+	jmp_buf outer;
+
+	memcpy(outer, t->fail_jmp, sizeof(outer));
+	if (setjmp(t->fail_jmp)) {
+		memcpy(t->fail_jmp, outer, sizeof(outer));
+		close_range(3, ~0U, 0);
+		load_ours();
+		longjmp(t->fail_jmp, 1);
+	}
+	load_intree(t);
+	ask_all(t, a);
+	memcpy(t->fail_jmp, outer, sizeof(outer));
+	load_ours();
+}
+
+static void test_intree_info(struct vt *t, void *arg)
+{
+	static const char *const what[N_ANSWERS] = {
+		"INFO edu2", "INFO short argsz", "count with ENOSPC",
+		"INFO edu0", "RESET own group", "RESET other container's group",
+		"RESET eventfd", "RESET 2 fds for 1 device",
+	};
+	struct answers ours, theirs;
+	int i, failed = 0;
+
+	(void)arg;
+	need_edu2(t);
+	if (access(INTREE_DIR, F_OK))
+		vt_skip(t, "no %s in this guest", INTREE_DIR);
+	ask_all(t, &ours);
+	ask_intree(t, &theirs);
+	for (i = 0; i < N_ANSWERS; i++) {
+		printf("# %-30s ours %d, in-tree %d\n", what[i], ours.err[i],
+		       theirs.err[i]);
+		failed |= ours.err[i] != theirs.err[i];
+	}
+	VT_CHECKF(t, !failed, "answers differ (see the # lines)");
+	VT_CHECKF(t, ours.info.hdr.count == theirs.info.hdr.count &&
+		  !memcmp(ours.info.devs, theirs.info.devs,
+			  ours.info.hdr.count * sizeof(ours.info.devs[0])),
+		  "INFO lists differ: %u devices, in-tree %u",
+		  ours.info.hdr.count, theirs.info.hdr.count);
+}
+
 int main(void)
 {
 	struct vt t = { .prog = "t-hot-reset" };
@@ -378,5 +553,6 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_reset);
 	VT_RUN_CLOSE(&t, test_refused);
 	VT_RUN_CLOSE(&t, test_reset_mmapped);
+	VT_RUN_CLOSE(&t, test_intree_info);
 	return vt_done(&t);
 }
