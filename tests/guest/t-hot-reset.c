@@ -373,6 +373,59 @@ static void test_reset_mmapped(struct vt *t, void *arg)
 	vtc_close_dev(&d);
 }
 
+/* ---- a reset that reaches two devices (machine hotreset) ----------- */
+
+#define EDU3	"0000:02:00.0"	/* function 0 of the two-function edu */
+#define EDU4	"0000:02:00.1"
+
+/*
+ * Both functions are in one group, so its fd covers both; with the
+ * second function unbound the reset would reach a device that is not
+ * the user's: refused, while INFO still lists it.
+ */
+static void test_two_functions(struct vt *t, void *arg)
+{
+	struct info_buf b;
+	struct vtc_dev d;
+	int32_t fd;
+	int g;
+
+	(void)arg;
+	if (access("/sys/bus/pci/devices/" EDU4, F_OK))
+		vt_skip(t, "no two-function edu at " EDU3 " (run-suite.sh "
+			"--machine hotreset)");
+	g = VT_OK(t, vt_group_id(EDU3));
+	VT_CHECKF(t, vt_group_id(EDU4) == g, "the functions' groups differ");
+	VT_CHECKF(t, vtc_open_dev(&d, EDU3, 0) == 0, "open " EDU3 ": %s",
+		  strerror(errno));
+	memset(&b, 0, sizeof(b));
+	b.hdr.argsz = sizeof(b);
+	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_PCI_HOT_RESET_INFO, &b));
+	VT_CHECKF(t, b.hdr.count == 2 &&
+		  b.devs[0].group_id == (uint32_t)g && b.devs[0].bus == 2 &&
+		  b.devs[0].devfn == 0 &&
+		  b.devs[1].group_id == (uint32_t)g && b.devs[1].bus == 2 &&
+		  b.devs[1].devfn == 1,
+		  "INFO: %u devices, want 02:00.0 and 02:00.1 in group %d",
+		  b.hdr.count, g);
+	fd = d.group_fd;
+	VT_CHECKF(t, hot_reset(d.device_fd, 1, &fd) == 0, "hot reset: %s",
+		  strerror(errno));
+
+	/* The other function unbound: not the user's any more. */
+	VT_OK(t, vt_unbind(EDU4));
+	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_PCI_HOT_RESET_INFO, &b));
+	VT_CHECKF(t, b.hdr.count == 2, "INFO lists %u", b.hdr.count);
+	VT_ERRNO(t, hot_reset(d.device_fd, 1, &fd), EINVAL);
+
+	/* Bound again (its group in use), the reset goes through again. */
+	VT_CHECKF(t, vt_bind_vfio(EDU4) == 0, "rebind " EDU4 ": %s",
+		  strerror(errno));
+	VT_CHECKF(t, hot_reset(d.device_fd, 1, &fd) == 0,
+		  "hot reset after the rebind: %s", strerror(errno));
+	vtc_close_dev(&d);
+}
+
 /* ---- the kernel's own vfio-pci as the reference -------------------- */
 
 #define INTREE_DIR	"/opt/intree-vfio"
@@ -553,6 +606,7 @@ int main(void)
 	VT_RUN_CLOSE(&t, test_reset);
 	VT_RUN_CLOSE(&t, test_refused);
 	VT_RUN_CLOSE(&t, test_reset_mmapped);
+	VT_RUN_CLOSE(&t, test_two_functions);
 	VT_RUN_CLOSE(&t, test_intree_info);
 	return vt_done(&t);
 }
