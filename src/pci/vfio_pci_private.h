@@ -13,6 +13,9 @@
  *   vfio_pci_device.irqlock      INTx state, command register updates
  * The mmap fault handler runs under mmap_lock and takes memory_lock for
  * read, so mmap_lock comes before memory_lock: see memory_lock's rule.
+ * A bus or slot reset (vfio_pci_hot_reset.c) holds several devices' lock
+ * and memory_lock at once: its caller's lock it takes as every ioctl does,
+ * every other one only by trylock, so no order between devices exists.
  */
 #ifndef VFIO_PCI_PRIVATE_H
 #define VFIO_PCI_PRIVATE_H
