@@ -32,6 +32,9 @@
  *          (already copied): 0 when the fixed part asks for none or is
  *          invalid (the op refuses it then), else at most
  *          VFIO_IOCTL_DATA_MAX.  The op gets *len = @minsz + that.
+ * @out_on_enospc: the op's answer (*len bytes) is copied back when it
+ *          fails with -ENOSPC too: the size the user's buffer lacks, as
+ *          GET_PCI_HOT_RESET_INFO tells it.  Otherwise only on success.
  *
  * The core copies exactly what the ioctl reads of the user's memory, and
  * writes back only what the op says it wrote: an argument reaches user
@@ -42,6 +45,7 @@ struct vfio_ioctl_desc {
 	u32		minsz;
 	u32		bufsz;
 	u32		(*datasz)(const void *arg);
+	bool		out_on_enospc;
 };
 
 /**
@@ -140,6 +144,39 @@ int vfio_register_device(struct device *dev, const struct vfio_device_ops *ops,
  * same thread (it takes the mappings' i_mmap_rwsem).
  */
 void vfio_device_zap_mmaps(struct vfio_device *device);
+
+/**
+ * struct vfio_peer - another device of the same bus driver, held for a
+ * while by an op of @caller (a bus or slot reset that touches it too)
+ * @device_data: the peer's, as it was registered
+ *
+ * The rest is the core's: while held, the peer cannot be revoked, so its
+ * bus driver's remove (which frees @device_data) waits until it is let go.
+ */
+struct vfio_peer {
+	void			*device_data;
+	struct vfio_device	*device;
+	int			srcu_idx;
+};
+
+/*
+ * vfio_peers_get() - from an op of @caller's device fd (with its ioctl's
+ * kernel copy of the user's group fds, @fds[@nfds]), hold the registered
+ * devices of @devs[@ndevs] in @peers[@ndevs], but only when the user owns
+ * every one: each must be registered with @caller's ops and not leaving,
+ * and in the group of one of @fds, which must be group fds (either ABI)
+ * of groups in @caller's container or merged set.  A peer open through
+ * another IOMMU object is another user's.  Returns 0, or -EBADF (an fd
+ * that is no file), -EINVAL (an fd that is no group of @caller's user, a
+ * device not ours or in none of the groups), -EBUSY (another user's),
+ * -ENODEV (@caller is revoked).  No reference is kept on failure.
+ * May sleep (vfio.lock); never waits for a device lock.
+ */
+int vfio_peers_get(struct vfio_device *caller, const s32 *fds,
+		   unsigned int nfds, struct device *const *devs,
+		   unsigned int ndevs, struct vfio_peer *peers);
+/* vfio_peers_put() - let go of what vfio_peers_get() held. */
+void vfio_peers_put(struct vfio_peer *peers, unsigned int ndevs);
 
 /*
  * vfio_unregister_device() - the bus driver is unbinding @dev (from its

@@ -369,7 +369,8 @@ static long vfio_device_ioctl(struct vfio_device *device,
 
 	if (WARN_ON_ONCE(len > size))
 		ret = -EIO;
-	else if (!ret && len && copy_to_user(uarg, buf, len))
+	else if ((!ret || (ret == -ENOSPC && desc->out_on_enospc)) &&
+		 len && copy_to_user(uarg, buf, len))
 		ret = -EFAULT;
 out:
 	if (buf != onstack)
@@ -744,6 +745,134 @@ err_fd:
 	return ret;
 }
 
+
+/* ---- peers: devices an op of another device must own (vfio.h) ---------- */
+
+static bool vfio_file_is_group(struct file *file)
+{
+	return file->f_op == &vfio_container_group_fops ||
+	       file->f_op == &vfio_seed_group_fops;
+}
+
+/* Whether @group is the group of one of @files[@nfiles]. */
+static bool vfio_group_in_files(struct vfio_group *group, struct file **files,
+				unsigned int nfiles)
+{
+	unsigned int i;
+
+	for (i = 0; i < nfiles; i++)
+		if (files[i]->private_data == group)
+			return true;
+	return false;
+}
+
+/* Hold @dev for an op of @caller in @iommu, with vfio_lock held. */
+static int vfio_peer_get_locked(struct vfio_device *caller,
+				struct vfio_iommu *iommu, struct device *dev,
+				struct file **files, unsigned int nfiles,
+				struct vfio_peer *peer)
+{
+	struct vfio_device *device;
+
+	lockdep_assert_held(&vfio_lock);
+	device = vfio_device_find(dev);
+	/* Unbound, on a host driver, or another bus driver's: not ours. */
+	if (!device || device->leaving || READ_ONCE(device->revoked) ||
+	    device->ops != caller->ops || !device->group)
+		return -EINVAL;
+	if (!vfio_group_in_files(device->group, files, nfiles))
+		return -EINVAL;
+	if (device->open_count && device->iommu != iommu)
+		return -EBUSY;
+	kref_get(&device->kref);
+	/*
+	 * A revoke waits for this section: remove() waits for us.  It is
+	 * left by vfio_peer_put(), not here: tell sparse so.
+	 */
+	peer->srcu_idx = srcu_read_lock(&device->srcu);
+	__release(&device->srcu);
+	peer->device = device;
+	peer->device_data = device->device_data;
+	return 0;
+}
+
+static void vfio_peer_put(struct vfio_peer *peer)
+{
+	/* Entered by vfio_peer_get_locked(). */
+	__acquire(&peer->device->srcu);
+	srcu_read_unlock(&peer->device->srcu, peer->srcu_idx);
+	vfio_device_put(peer->device);
+	peer->device = NULL;
+}
+
+int vfio_peers_get(struct vfio_device *caller, const s32 *fds,
+		   unsigned int nfds, struct device *const *devs,
+		   unsigned int ndevs, struct vfio_peer *peers)
+{
+	struct vfio_iommu *iommu;
+	struct file **files;
+	unsigned int i, n = 0;
+	int ret = 0;
+
+	files = kcalloc(nfds, sizeof(*files), GFP_KERNEL);
+	if (!files)
+		return -ENOMEM;
+	for (; n < nfds; n++) {
+		files[n] = fget(fds[n]);
+		if (!files[n]) {
+			ret = -EBADF;
+			goto out;
+		}
+		if (!vfio_file_is_group(files[n])) {
+			fput(files[n]);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+
+	mutex_lock(&vfio_lock);
+	/* Open while its fd's op runs, unless revoked meanwhile. */
+	iommu = caller->iommu;
+	if (!iommu || READ_ONCE(caller->revoked)) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	/* A group of another container or set is another user's. */
+	for (i = 0; i < nfds; i++) {
+		struct vfio_group *group = files[i]->private_data;
+
+		if (group->dead || group->iommu != iommu) {
+			ret = -EINVAL;
+			goto unlock;
+		}
+	}
+	for (i = 0; i < ndevs; i++) {
+		ret = vfio_peer_get_locked(caller, iommu, devs[i], files, nfds,
+					   &peers[i]);
+		if (ret) {
+			while (i--)
+				vfio_peer_put(&peers[i]);
+			break;
+		}
+	}
+unlock:
+	vfio_unlock();
+out:
+	while (n--)
+		fput(files[n]);
+	kfree(files);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(vfio_peers_get);
+
+void vfio_peers_put(struct vfio_peer *peers, unsigned int ndevs)
+{
+	unsigned int i;
+
+	for (i = 0; i < ndevs; i++)
+		vfio_peer_put(&peers[i]);
+}
+EXPORT_SYMBOL_GPL(vfio_peers_put);
 
 static int vfio_fs_init_fs_context(struct fs_context *fc)
 {

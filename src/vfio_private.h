@@ -41,6 +41,11 @@
  * user memory outside the sections, in bounded chunks, so that a user
  * page that never arrives cannot hold a revoke up.
  *
+ * vfio_peers_get() enters other devices' read sections (under vfio.lock:
+ * entering never waits) for a bus driver op that resets them too, and
+ * vfio_peers_put() leaves them: a revoke of one of them waits for that
+ * op, which takes no lock the revoking remove() holds (vfio.h).
+ *
  * The mmap fault handler runs with mmap_lock held (read), inside a read
  * section, and calls the bus driver's @fault, which takes the bus
  * driver's own locks (vfio_pci: memory_lock, read).  So: mmap_lock, then

@@ -13,6 +13,9 @@
  *   vfio_pci_device.irqlock      INTx state, command register updates
  * The mmap fault handler runs under mmap_lock and takes memory_lock for
  * read, so mmap_lock comes before memory_lock: see memory_lock's rule.
+ * A bus or slot reset (vfio_pci_hot_reset.c) holds several devices' lock
+ * and memory_lock at once: its caller's lock it takes as every ioctl does,
+ * every other one only by trylock, so no order between devices exists.
  */
 #ifndef VFIO_PCI_PRIVATE_H
 #define VFIO_PCI_PRIVATE_H
@@ -187,6 +190,35 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len);
 extern const struct vfio_ioctl_desc vfio_pci_container_ioctls[];
+
+/*
+ * vfio_pci_hot_reset.c: bus and slot reset for both ABIs.  One device a
+ * reset affects, laid out as both ABIs' struct vfio_pci_dependent_device
+ * (each ABI's file checks that).
+ */
+struct vfio_pci_hr_dev {
+	u32	group_id;
+	u16	segment;
+	u8	bus;
+	u8	devfn;
+};
+
+/* The fixed part of both ABIs' hot reset arguments: argsz, flags, count. */
+#define VFIO_PCI_HR_MINSZ	12
+/* The most devices INFO reports, so that its answer fits the core's buffer. */
+#define VFIO_PCI_HR_MAX_DEVS	(VFIO_IOCTL_DATA_MAX / sizeof(struct vfio_pci_hr_dev))
+
+/*
+ * INFO: fill @devs with up to VFIO_PCI_HR_MAX_DEVS devices, *@count
+ * set to how many a reset affects; -ENOSPC when @argsz has no room for
+ * them after the fixed part (*@count still set), -ENODEV when no bus or
+ * slot reset exists.
+ */
+int vfio_pci_hot_reset_info(struct vfio_pci_device *vdev, u32 argsz,
+			    u32 *count, struct vfio_pci_hr_dev *devs);
+/* RESET with the user's @count group fds. */
+int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
+		       u32 count);
 
 /* vfio_pci_intrs.c: the IRQ type of either ABI's IRQ index; no lock. */
 enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index);

@@ -226,4 +226,51 @@ struct vfio_unmask_irq {
 /* VFIO_DEVICE_RESET: reset the device (when FLAGS_RESET is set). */
 #define VFIO_DEVICE_RESET		_IO(VFIO_TYPE, VFIO_BASE + 14)
 
+/*
+ * Extensions of vfio-dkms to the 2011 ABI (numbers after the seed's).
+ *
+ * VFIO_DEVICE_GET_PCI_HOT_RESET_INFO: the devices that a bus or slot
+ * reset of this device would reset with it: the slot's when the
+ * device's hotplug slot can be reset, else everything on and below its
+ * bus.  The kernel sets flags to 0 and count, and fills in devices[]
+ * when argsz has room for all of them after the fixed part; else it
+ * fails with -ENOSPC and count set (the header is written back).
+ * -ENODEV: neither reset exists (a device on a root bus).
+ */
+struct vfio_pci_dependent_device {
+	__u32	group_id;	/* IOMMU group: /dev/vfio/pci:<group_id> */
+	__u16	segment;
+	__u8	bus;
+	__u8	devfn;		/* PCI_DEVFN(slot, function) */
+};
+
+struct vfio_pci_hot_reset_info {
+	__u32	argsz;
+	__u32	flags;
+	__u32	count;
+	struct vfio_pci_dependent_device	devices[];
+};
+
+#define VFIO_DEVICE_GET_PCI_HOT_RESET_INFO	_IO(VFIO_TYPE, VFIO_BASE + 15)
+
+/*
+ * VFIO_DEVICE_PCI_HOT_RESET: do that reset.  group_fds[] holds count
+ * group fds (/dev/vfio/pci:N) of the caller's merged set, and every
+ * device the reset affects must be bound to vfio and in one of those
+ * groups: -EINVAL otherwise, or when an fd is no such group (-EBADF: no
+ * file), when count is 0 or more than the devices affected, or argsz
+ * does not cover group_fds[].  -EBUSY: another user has one of the
+ * devices, or their locks stayed taken; -EAGAIN: the host is using one
+ * (try again).  The devices' config space is restored afterwards, and
+ * their mmaps fault back in.
+ */
+struct vfio_pci_hot_reset {
+	__u32	argsz;
+	__u32	flags;		/* zero */
+	__u32	count;
+	__s32	group_fds[];
+};
+
+#define VFIO_DEVICE_PCI_HOT_RESET	_IO(VFIO_TYPE, VFIO_BASE + 16)
+
 #endif /* _UAPI_VFIO_DKMS_VFIO_H */
