@@ -25,6 +25,7 @@
 #include <linux/delay.h>
 #include <linux/iommu.h>
 #include <linux/pci.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 
 #include "vfio_pci_private.h"
@@ -149,6 +150,47 @@ out:
 	return ret;
 }
 
+/*
+ * Devices no user has open may be runtime suspended (vfio_pci.c): out of
+ * D3hot for the reset, which would otherwise take them to D0 behind the
+ * PM core's back and leave them there, and back to idle after it.
+ */
+static int vfio_pci_hr_resume(struct vfio_peer *peers, unsigned int n)
+{
+	struct vfio_pci_device *v;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		v = peers[i].device_data;
+		if (!v->idle_d3)
+			continue;
+		ret = pm_runtime_resume_and_get(&v->pdev->dev);
+		if (ret < 0)
+			goto undo;
+	}
+	return 0;
+undo:
+	while (i--) {
+		v = peers[i].device_data;
+		if (v->idle_d3)
+			pm_runtime_put(&v->pdev->dev);
+	}
+	return ret;
+}
+
+static void vfio_pci_hr_suspend(struct vfio_peer *peers, unsigned int n)
+{
+	struct vfio_pci_device *v;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		v = peers[i].device_data;
+		if (v->idle_d3)
+			pm_runtime_put(&v->pdev->dev);
+	}
+}
+
 /* How long contention on the devices' locks is retried: about 20 ms. */
 #define VFIO_PCI_HR_TRIES	100
 
@@ -260,6 +302,9 @@ int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
 	ret = vfio_peers_get(vdev->vfio, fds, count, dev, n, peers);
 	if (ret)
 		goto out_free;
+	ret = vfio_pci_hr_resume(peers, n);
+	if (ret)
+		goto out_peers;
 
 	mutex_lock(&vdev->lock);
 	for (i = 0; i < VFIO_PCI_HR_TRIES; i++) {
@@ -274,6 +319,8 @@ int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
 		vfio_pci_hr_unlock(vdev, peers, n);
 	}
 	mutex_unlock(&vdev->lock);
+	vfio_pci_hr_suspend(peers, n);
+out_peers:
 	vfio_peers_put(peers, n);
 out_free:
 	kfree(dev);

@@ -6,7 +6,8 @@
 # t-device-msix on the msix machine (none of std's devices has an MSI-X
 # table, so that program skips every case there), then t-kill,
 # t-device-close and t-device-reset on the slow machine (a 512 MiB BAR, a
-# device with FLR).
+# device with FLR), t-hot-reset on the hotreset machine (two functions on
+# one bus).
 # Prints every run's vt lines and summaries; exit status 0 only when all
 # passed.  The std run's log is kept as build/vm/console-std.log.  One
 # run of either:
@@ -19,6 +20,7 @@ python3 "$top/tests/vm/test_vmrun.py" || rc=1
 "$top/tests/vm/run-suite.sh" || rc=1
 cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
 "$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$|^t-device-power$' || rc=1
+"$top/tests/vm/run-suite.sh" --machine hotreset --only '^t-hot-reset$' || rc=1
 "$top/tests/vm/run-suite.sh" --machine slow \
 	--only '^t-kill$|^t-device-close$|^t-device-reset$' || rc=1
 exit "$rc"
