@@ -36,21 +36,21 @@ MODULE_PARM_DESC(ids,
 
 /*
  * Options of the kernel's vfio-pci that device assignment guides set.
- * nointxmask and disable_idle_d3 have the kernel's meaning.  disable_vga
- * asks for what this driver always does (it exposes no VGA region), so
- * it is taken and said so.  enable_sriov asks for what it cannot do (a
- * PF bound here creates no VFs): refused with what to do instead, and
- * reset to N, but the module still loads, so that the boot's bindings
- * do not fail with it.
+ * nointxmask, disable_vga and disable_idle_d3 have the kernel's meaning.
+ * enable_sriov asks for what it cannot do (a PF bound here creates no
+ * VFs): refused with what to do instead, and reset to N, but the module
+ * still loads, so that the boot's bindings do not fail with it.
  */
 static bool nointxmask;
 module_param(nointxmask, bool, 0444);
 MODULE_PARM_DESC(nointxmask,
 		 "Disable PCI 2.3 INTx masking: each device's INTx line must then be its own");
 
+/* Read at probe, as disable_idle_d3. */
 static bool disable_vga;
-module_param(disable_vga, bool, 0444);
-MODULE_PARM_DESC(disable_vga, "Accepted: no VGA region is ever exposed");
+module_param(disable_vga, bool, 0644);
+MODULE_PARM_DESC(disable_vga,
+		 "Offer no legacy VGA region (region 8) of VGA devices (applies to devices bound afterwards)");
 
 /* Read at probe: a device keeps the setting it was bound with. */
 static bool disable_idle_d3;
@@ -68,8 +68,6 @@ static const struct {
 	bool		refuse;
 	const char	*what;
 } vfio_pci_guide_opts[] = {
-	{ &disable_vga, "disable_vga", false,
-	  "no VGA region is ever exposed; nothing to disable" },
 	{ &enable_sriov, "enable_sriov", true,
 	  "a PF bound to vfio-dkms's vfio_pci cannot create VFs; bind the PF to its own driver, or remove vfio-dkms to use the kernel's vfio-pci" },
 };
@@ -145,16 +143,18 @@ static int vfio_pci_try_reset(struct pci_dev *pdev)
  * Whether @bar is decoded now: the real command register, not the user's
  * view, so that a decoder the device lost by itself counts as off too.
  */
-bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar)
+bool vfio_pci_decodes(struct vfio_pci_device *vdev, bool io)
 {
-	struct pci_dev *pdev = vdev->pdev;
 	u16 cmd;
 
 	lockdep_assert_held(&vdev->memory_lock);
-	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
-	if (vfio_pci_bar_is_io(pdev, bar))
-		return cmd & PCI_COMMAND_IO;
-	return cmd & PCI_COMMAND_MEMORY;
+	pci_read_config_word(vdev->pdev, PCI_COMMAND, &cmd);
+	return cmd & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY);
+}
+
+bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar)
+{
+	return vfio_pci_decodes(vdev, vfio_pci_bar_is_io(vdev->pdev, bar));
 }
 
 /*
@@ -378,18 +378,24 @@ out:
 	mutex_unlock(&vdev->lock);
 }
 
+/* The seed ABI's regions end where the container ABI's VGA region starts. */
+static_assert(VFIO_PCI_NUM_REGIONS == VFIO_PCI_VGA_INDEX);
+
 static ssize_t vfio_pci_rw(struct vfio_pci_device *vdev, char *buf,
 			   size_t count, loff_t *ppos, bool write)
 {
 	unsigned int index = VFIO_PCI_INDEX(*ppos);
 	ssize_t ret;
 
-	if (*ppos < 0 || index >= VFIO_PCI_NUM_REGIONS)
+	if (*ppos < 0 || index > VFIO_PCI_VGA_INDEX)
 		return -EINVAL;
 	if (!count)
 		return 0;
 
 	switch (index) {
+	case VFIO_PCI_VGA_INDEX:
+		ret = vfio_pci_vga_rw(vdev, buf, count, *ppos, write);
+		break;
 	case VFIO_PCI_CONFIG_REGION_INDEX:
 		mutex_lock(&vdev->lock);
 		ret = vfio_pci_config_rw(vdev, buf, count,
@@ -823,6 +829,8 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vdev->needs_reset = true;
 	vdev->msi_isolated = isolated;
 	vdev->idle_d3 = !disable_idle_d3;
+	vdev->vga = !disable_vga &&
+		    (pdev->class >> 8) == PCI_CLASS_DISPLAY_VGA;
 	pci_set_drvdata(pdev, vdev);
 	vfio_pci_pm_init(vdev);
 

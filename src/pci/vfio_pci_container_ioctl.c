@@ -18,6 +18,7 @@
 #include "vfio_pci_check.h"
 
 static_assert(VFIO_PCI_NUM_REGIONS == 9);
+static_assert(VFIO_PCI_VGA_REGION_INDEX == VFIO_PCI_VGA_INDEX);
 static_assert(VFIO_PCI_NUM_IRQS == 5);
 /* As the seed ABI's: see vfio_pci_index_type(). */
 static_assert(VFIO_PCI_INTX_IRQ_INDEX == 0 && VFIO_PCI_MSI_IRQ_INDEX == 1 &&
@@ -145,7 +146,12 @@ static long vfio_pci_container_get_region_info(struct vfio_pci_device *vdev,
 			info.flags = VFIO_REGION_INFO_FLAG_READ;
 		break;
 	case VFIO_PCI_VGA_REGION_INDEX:
-		/* No legacy VGA ranges: the region is absent (size 0). */
+		/* Absent (size 0) but on a VGA device, without disable_vga. */
+		if (!vdev->vga)
+			break;
+		info.size = VFIO_PCI_VGA_SIZE;
+		info.flags = VFIO_REGION_INFO_FLAG_READ |
+			     VFIO_REGION_INFO_FLAG_WRITE;
 		break;
 	default:
 		info.size = pci_resource_len(pdev, info.index);

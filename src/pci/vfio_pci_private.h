@@ -39,6 +39,14 @@
 
 #define VFIO_PCI_NUM_BARS	6
 
+/*
+ * Region 8 of the container ABI (the seed ABI has no such region): the
+ * legacy VGA ranges a VGA device decodes besides its BARs, each at its
+ * own address (vfio_pci_rdwr.c).
+ */
+#define VFIO_PCI_VGA_INDEX	8
+#define VFIO_PCI_VGA_SIZE	0xc0000
+
 /* What the device's interrupts are currently routed through. */
 enum vfio_pci_irq_type {
 	VFIO_PCI_IRQ_NONE,
@@ -118,6 +126,7 @@ struct vfio_pci_device {
 	bool			pci_2_3;	/* INTx masking via command */
 	bool			msi_isolated;	/* interrupt remapping; probe */
 	bool			idle_d3;	/* D3hot while not open; probe */
+	bool			vga;		/* has region 8; probe */
 
 	struct pci_saved_state	*saved_state;
 
@@ -170,6 +179,7 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 
 /* vfio_pci.c */
 int vfio_pci_reset(struct vfio_pci_device *vdev);
+bool vfio_pci_decodes(struct vfio_pci_device *vdev, bool io);
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar);
 u16 vfio_pci_memory_lock_and_enable(struct vfio_pci_device *vdev);
 void vfio_pci_memory_unlock_and_restore(struct vfio_pci_device *vdev,
@@ -185,6 +195,8 @@ ssize_t vfio_pci_bar_rw(struct vfio_pci_device *vdev, char *buf,
 			size_t count, loff_t pos, bool write);
 ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 			  size_t count, loff_t pos);
+ssize_t vfio_pci_vga_rw(struct vfio_pci_device *vdev, char *buf,
+			size_t count, loff_t pos, bool write);
 
 /* vfio_pci_container_ioctl.c: the container ABI's device ioctls */
 long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,

@@ -29,6 +29,7 @@
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/pci.h>
+#include <linux/vgaarb.h>
 
 #include "vfio_pci_private.h"
 
@@ -197,4 +198,84 @@ ssize_t vfio_pci_rom_read(struct vfio_pci_device *vdev, char *buf,
 	}
 	vfio_pci_memory_unlock_and_restore(vdev, cmd);
 	return rom ? count : -EIO;
+}
+
+/*
+ * The legacy VGA ranges of region 8, at their own addresses: the
+ * frame buffer and text memory, and the two banks of VGA registers.
+ */
+static const struct vfio_pci_vga_range {
+	u32	start;
+	u32	len;
+	bool	io;
+} vfio_pci_vga_ranges[] = {
+	{ 0xa0000, 0x20000, false },
+	{ 0x3b0, 0x0c, true },
+	{ 0x3c0, 0x20, true },
+};
+
+static const struct vfio_pci_vga_range *vfio_pci_vga_range(u64 off)
+{
+	const struct vfio_pci_vga_range *r;
+
+	for (r = vfio_pci_vga_ranges;
+	     r < vfio_pci_vga_ranges + ARRAY_SIZE(vfio_pci_vga_ranges); r++)
+		if (off >= r->start && off < r->start + r->len)
+			return r;
+	return NULL;
+}
+
+/*
+ * Region 8.  The VGA arbiter routes the legacy range to this device for
+ * the access (it may wait for another VGA user: interruptibly), and as
+ * for a BAR, nothing reaches a device whose decode of it is off.
+ */
+ssize_t vfio_pci_vga_rw(struct vfio_pci_device *vdev, char *buf,
+			size_t count, loff_t pos, bool write)
+{
+	u64 off = pos & VFIO_PCI_OFFSET_MASK;
+	const struct vfio_pci_vga_range *r = vfio_pci_vga_range(off);
+	unsigned int rsrc;
+	void __iomem *base;
+	size_t done, n;
+	ssize_t ret;
+
+	if (!vdev->vga || !r)
+		return -EINVAL;
+	count = min_t(u64, count, r->start + r->len - off);
+	rsrc = r->io ? VGA_RSRC_LEGACY_IO : VGA_RSRC_LEGACY_MEM;
+	ret = vga_get_interruptible(vdev->pdev, rsrc);
+	if (ret)
+		return ret;
+	base = r->io ? ioport_map(r->start, r->len) :
+		       ioremap(r->start, r->len);
+	if (!base) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+
+	down_read(&vdev->memory_lock);
+	if (!vfio_pci_decodes(vdev, r->io)) {
+		ret = -EIO;
+		goto out_unlock;
+	}
+	for (done = 0; done < count; done += n) {
+		n = vfio_pci_access_size(off + done, count - done, 4);
+		if (write)
+			vfio_pci_io_write(base + off - r->start + done, n,
+					  (u8 *)buf + done);
+		else
+			vfio_pci_io_read(base + off - r->start + done, n,
+					 (u8 *)buf + done);
+	}
+	ret = count;
+out_unlock:
+	up_read(&vdev->memory_lock);
+	if (r->io)
+		ioport_unmap(base);
+	else
+		iounmap(base);
+out_put:
+	vga_put(vdev->pdev, rsrc);
+	return ret;
 }
