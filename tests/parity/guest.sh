@@ -16,6 +16,8 @@
 #             (qemu-edu.py): config, BAR, DMA, peer-to-peer;
 #   reset     QEMU assigns edu2 (behind a root port, no FLR), resets the
 #             machine as a guest reboot does, and checks it again;
+#   vga       QEMU assigns the VM's VGA with x-vga=on and reaches its
+#             legacy registers and text memory;
 #   idle      the power state of the bound devices while nobody uses them.
 # Each run leaves a record of what the client saw: exit status, data,
 # its error and warning lines with addresses and counts masked, pins
@@ -28,10 +30,11 @@ E1=0000:00:07.0
 EDU0=0000:00:02.0
 EDU1=0000:00:03.0
 EDU2=0000:01:00.0
+VGA=0000:00:01.0
 PCI=/sys/bus/pci/devices
 INTREE=/opt/intree-vfio
 INTREE_MODS="vfio_pci vfio_pci_core vfio_iommu_type1 vfio_virqfd vfio iommufd irqbypass"
-SCENARIOS="bind testpmd kill9 qemu reset idle"
+SCENARIOS="bind testpmd kill9 qemu reset vga idle"
 P=/tmp/parity
 fails=0
 stack=
@@ -320,6 +323,19 @@ sc_reset() {
 		return
 	fi
 	qemu_edu "$EDU2" --reset
+}
+
+# A VGA card with x-vga=on: its legacy ranges through region 8.
+sc_vga() {
+	if ! bind_vfio_pci "$VGA"; then
+		record "the VGA not bound to vfio-pci"
+		not_ok vga-bind "VGA '$(driver_of "$VGA")'"
+		return
+	fi
+	qemu_edu "$VGA" --vga
+	# Back to no driver, as the VM started.
+	echo "$VGA" >"$PCI/$VGA/driver/unbind"
+	echo >"$PCI/$VGA/driver_override"
 }
 
 # ---- idle: the bound devices' power while nobody uses them -----------

@@ -22,6 +22,10 @@ one's DMA engine writes into the second one's liveness register, at the
 nested guest-physical address of its BAR0: peer-to-peer, which works
 only when QEMU could map the peer's BAR mmap into the container.
 
+With --vga, the device is a VGA card assigned with x-vga=on: its
+legacy VGA registers and text memory, reached at their usual addresses
+in the nested machine, are the card's (region 8 of the device fd).
+
 With --reset, the nested machine is reset through QMP's system_reset,
 as at a guest reboot (QEMU resets the assigned device: its FLR, or a
 bus or slot reset), and the device is checked again.
@@ -52,6 +56,10 @@ EDU_ID, EDU_LIVE = 0x00, 0x04
 EDU_DMA_SRC, EDU_DMA_DST, EDU_DMA_CNT, EDU_DMA_CMD = 0x80, 0x88, 0x90, 0x98
 DMA_START, DMA_TO_RAM = 0x1, 0x2
 PEER_SLOT = 5
+VGA_IDS = 0x11111234    # QEMU's standard VGA
+VGA_SEQ_INDEX = 0x3C4
+VGA_TEXT_SPARE = 0xB8000 + 80 * 25 * 2 + 64     # past the 80x25 screen
+VGA_PATTERN = 0x1F411F42
 # edu's DMA engine only drives 28 address bits: the peer's BAR must sit
 # below 256 MiB, above the nested machine's 64 MiB of RAM.
 PEER_BAR0 = 0x08000000
@@ -89,6 +97,12 @@ class QTest:
     def cfg_writel(self, reg, val):
         self.cmd(f"outl 0xcf8 {self.cfg_addr(reg):#x}")
         self.cmd(f"outl 0xcfc {val:#x}")
+
+    def outb(self, port, val):
+        self.cmd(f"outb {port:#x} {val:#x}")
+
+    def inb(self, port):
+        return int(self.cmd(f"inb {port:#x}"), 16)
 
     def readl(self, addr):
         return int(self.cmd(f"readl {addr:#x}"), 16)
@@ -181,6 +195,26 @@ def edu_checks(qt, check, tag=""):
           f"{same}/{len(pattern)} bytes came back through nested RAM")
 
 
+def vga_checks(qt, check):
+    """A VGA card given with x-vga=on: its legacy ranges in the nested
+    machine are the card's (region 8 of the device fd)."""
+    ids = qt.cfg_readl(0x00)
+    check("config-ids", ids == VGA_IDS, f"vendor/device {ids:#010x}")
+    qt.cfg_writel(0x04, 0x0003)         # I/O and memory decode
+    back = []
+    for idx in (0x02, 0x04):
+        qt.outb(VGA_SEQ_INDEX, idx)
+        back.append(qt.inb(VGA_SEQ_INDEX))
+    print(f"# sequencer index reads {back}")
+    check("vga-io", back == [0x02, 0x04],
+          f"sequencer index read back {back}")
+    qt.writel(VGA_TEXT_SPARE, VGA_PATTERN)
+    got = qt.readl(VGA_TEXT_SPARE)
+    print(f"# text memory {VGA_TEXT_SPARE:#x}: {got:#010x}")
+    check("vga-mem", got == VGA_PATTERN,
+          f"text memory reads {got:#010x} after {VGA_PATTERN:#010x}")
+
+
 def system_reset(path):
     """The nested machine's reset, as a guest reboot asks for it (QMP)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -207,6 +241,8 @@ def main():
     ap.add_argument("--peer", help="a second device, for peer-to-peer")
     ap.add_argument("--reset", action="store_true",
                     help="reset the nested machine, then check again")
+    ap.add_argument("--vga", action="store_true",
+                    help="the device is a VGA card: x-vga=on, VGA checks")
     ap.add_argument("--name", default="qemu",
                     help="the checks' name: clients/NAME/...")
     opt = ap.parse_args()
@@ -221,7 +257,8 @@ def main():
             "-nodefaults", "-display", "none", "-qtest", f"unix:{path}",
             "-qtest-log", "/dev/null",
             "-qmp", f"unix:{qmp},server=on,wait=off",
-            "-device", f"vfio-pci,host={opt.host},addr={SLOT:#x}.0"]
+            "-device", f"vfio-pci,host={opt.host},addr={SLOT:#x}.0" +
+            (",x-vga=on" if opt.vga else "")]
     if opt.peer:
         args += ["-device",
                  f"vfio-pci,host={opt.peer},addr={PEER_SLOT:#x}.0"]
@@ -250,7 +287,10 @@ def main():
         else:
             raise RuntimeError("QEMU did not connect to the qtest port in 120 s")
         qt = QTest(conn)
-        edu_checks(qt, check)
+        if opt.vga:
+            vga_checks(qt, check)
+        else:
+            edu_checks(qt, check)
         if opt.peer:
             peer_to_peer(qt, check)
         if opt.reset:
