@@ -13,6 +13,7 @@
  *    and BARs the device lost are put back before decode comes on.  The
  *    decode bits written are kept in vdev->decode, which BAR accesses
  *    check; a VF's memory enable lives there only.
+ *  - A VF's vendor and device IDs come from the kernel's pci_dev.
  *  - Virtual bytes (cache line size, latency timer, interrupt line) live
  *    in the shadow; everything else reads the real register and ignores
  *    writes.  That includes the MSI and MSI-X capabilities, which the
@@ -146,8 +147,16 @@ static int vfio_pci_read_dword(struct vfio_pci_device *vdev, u32 where,
 		return ret;
 
 	switch (perm->kind) {
+	case VFIO_CFG_ID:
+		if (vdev->pdev->is_virtfn)
+			*val = vdev->pdev->vendor | vdev->pdev->device << 16;
+		break;
 	case VFIO_CFG_COMMAND:
-		*val = (*val & ~PCI_COMMAND_INTX_DISABLE) | vdev->vcmd_intx;
+		/* decode: its writers hold lock too. */
+		*val = (*val & 0xffff0000) |
+		       vfio_cfg_command_view(*val & 0xffff, vdev->vcmd_intx,
+					     vdev->decode,
+					     vdev->pdev->no_command_memory);
 		break;
 	case VFIO_CFG_VIRT:
 		*val = vfio_cfg_merge(*val, vdev->vconfig[where / 4],
