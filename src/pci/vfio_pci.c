@@ -38,9 +38,9 @@ MODULE_PARM_DESC(ids,
  * nointxmask has the kernel's meaning.  disable_vga and disable_idle_d3
  * ask for what this driver always does (it exposes no VGA region and
  * leaves idle devices in D0), so they are taken and said so.
- * enable_sriov asks for what it cannot do (a PF bound here creates no
- * VFs): refused with what to do instead, and reset to N, but the module
- * still loads, so that the boot's bindings do not fail with it.
+ * enable_sriov has the kernel's meaning too: a PF bound here takes
+ * sriov_numvfs writes only while it is set (it can change at run time),
+ * and its VFs are claimed for vfio-pci (vfio_pci_sriov_configure()).
  */
 static bool nointxmask;
 module_param(nointxmask, bool, 0444);
@@ -56,8 +56,9 @@ module_param(disable_idle_d3, bool, 0444);
 MODULE_PARM_DESC(disable_idle_d3, "Accepted: idle devices are left in D0");
 
 static bool enable_sriov;
-module_param(enable_sriov, bool, 0444);
-MODULE_PARM_DESC(enable_sriov, "Refused: SR-IOV PFs cannot create VFs here");
+module_param(enable_sriov, bool, 0644);
+MODULE_PARM_DESC(enable_sriov,
+		 "Let SR-IOV PFs bound here create VFs (sriov_numvfs); their VFs bind to vfio-pci");
 
 static const struct {
 	bool		*set;
@@ -69,11 +70,14 @@ static const struct {
 	  "no VGA region is ever exposed; nothing to disable" },
 	{ &disable_idle_d3, "disable_idle_d3", false,
 	  "idle devices stay in D0 already; nothing to disable" },
-	{ &enable_sriov, "enable_sriov", true,
-	  "a PF bound to vfio-dkms's vfio_pci cannot create VFs; bind the PF to its own driver, or remove vfio-dkms to use the kernel's vfio-pci" },
+	{ &enable_sriov, "enable_sriov", false,
+	  "PFs bound to vfio take sriov_numvfs writes; their VFs bind to vfio-pci" },
 };
 
-/* Say what the guides' options mean here; take back the refused ones. */
+/*
+ * Say what the guides' options mean here; take back any that this
+ * driver cannot honour (none at the moment).
+ */
 static void __init vfio_pci_check_guide_opts(void)
 {
 	unsigned int i;
@@ -746,11 +750,77 @@ static void vfio_pci_remove(struct pci_dev *pdev)
 	struct vfio_pci_device *vdev = pci_get_drvdata(pdev);
 
 	WRITE_ONCE(vdev->removing, true);
+	/* Our VFs must not outlive the PF's binding, as a PF driver's. */
+	if (pdev->is_physfn && pci_num_vf(pdev))
+		pci_disable_sriov(pdev);
 	/* Returns only once no op can run any more, release included. */
 	vfio_unregister_device(&pdev->dev);
 	pci_set_drvdata(pdev, NULL);
 	mutex_destroy(&vdev->lock);
 	kfree(vdev);
+}
+
+static bool vfio_pci_is_ours(const struct device_driver *drv);
+
+/*
+ * Whether a VF of @pdev is bound here and open by a user.  The PF's
+ * device lock (held by our caller) keeps its VFs in place; each VF's
+ * keeps its driver.  (pci_iov_virtfn_bus() is not exported: walk all
+ * devices.)  An open that starts right after the check is not held off:
+ * disabling the VFs then waits in our remove for its release, as it
+ * would for any device removed while in use.
+ */
+static bool vfio_pci_vfs_in_use(struct pci_dev *pdev)
+{
+	struct pci_dev *vf = NULL;
+	bool busy = false;
+
+	for_each_pci_dev(vf) {
+		struct vfio_pci_device *vdev;
+
+		if (!vf->is_virtfn || pci_physfn(vf) != pdev)
+			continue;
+		device_lock(&vf->dev);
+		if (vfio_pci_is_ours(vf->dev.driver)) {
+			vdev = pci_get_drvdata(vf);
+			mutex_lock(&vdev->lock);
+			busy = vdev->enabled;
+			mutex_unlock(&vdev->lock);
+		}
+		device_unlock(&vf->dev);
+		if (busy) {
+			pci_dev_put(vf);
+			break;
+		}
+	}
+	return busy;
+}
+
+/*
+ * sriov_numvfs of a PF bound here; the PCI core holds the PF's device
+ * lock.  Without enable_sriov, -ENOENT as for a driver that has no
+ * sriov_configure (the kernel's vfio-pci does the same).  The VFs that
+ * appear are claimed for vfio-pci by vfio_pci_bus_notify().  VFs a user
+ * has open stay: -EBUSY.
+ */
+static int vfio_pci_sriov_configure(struct pci_dev *pdev, int nr_virtfn)
+{
+	int ret;
+
+	if (!enable_sriov) {
+		pci_info(pdev, "sriov_numvfs: refused; load vfio_pci with enable_sriov=1 (or set /sys/module/vfio_pci/parameters/enable_sriov) to create VFs\n");
+		return -ENOENT;
+	}
+	if (!nr_virtfn) {
+		if (vfio_pci_vfs_in_use(pdev)) {
+			pci_warn(pdev, "sriov_numvfs: a VF is open through vfio: not disabling VFs\n");
+			return -EBUSY;
+		}
+		pci_disable_sriov(pdev);
+		return 0;
+	}
+	ret = pci_enable_sriov(pdev, nr_virtfn);
+	return ret ? ret : nr_virtfn;
 }
 
 /*
@@ -783,6 +853,7 @@ static struct pci_driver vfio_pci_driver = {
 	.name			= "vfio",
 	.probe			= vfio_pci_probe,
 	.remove			= vfio_pci_remove,
+	.sriov_configure	= vfio_pci_sriov_configure,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
 };
@@ -791,20 +862,45 @@ static struct pci_driver vfio_pci_alias_driver = {
 	.name			= "vfio-pci",
 	.probe			= vfio_pci_probe,
 	.remove			= vfio_pci_remove,
+	.sriov_configure	= vfio_pci_sriov_configure,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
 };
 
 static bool vfio_pci_is_ours(const struct device_driver *drv)
 {
+	if (!drv)
+		return false;
 	return drv == &vfio_pci_driver.driver ||
 	       drv == &vfio_pci_alias_driver.driver;
 }
 
 /*
+ * A VF of a PF bound here must not meet a host driver either: the PF's
+ * user programs what the VF does, and a host driver would trust it.
+ * Claim it for "vfio-pci", as the kernel's vfio-pci does.  Whoever is
+ * creating the VFs holds the PF's device lock, so its driver stays put.
+ */
+static void vfio_pci_claim_vf(struct pci_dev *pdev)
+{
+	int ret;
+
+	if (!pdev->is_virtfn ||
+	    !vfio_pci_is_ours(pci_physfn(pdev)->dev.driver))
+		return;
+	ret = vfio_pci_set_driver_override(pdev, vfio_pci_alias_driver.name);
+	if (ret)
+		pci_warn(pdev, "VF of a PF bound to vfio, but cannot claim it for vfio-pci: %d\n",
+			 ret);
+	else
+		pci_info(pdev, "VF of a PF bound to vfio: claimed for vfio-pci\n");
+}
+
+/*
  * A device that appears in a group a user holds must never meet a host
  * driver: it would share the user's DMA context.  Claim it for "vfio" as
- * it is added, before the driver core looks for a driver.
+ * it is added, before the driver core looks for a driver.  A VF of a PF
+ * bound here: see vfio_pci_claim_vf().
  */
 static int vfio_pci_bus_notify(struct notifier_block *nb,
 			       unsigned long action, void *data)
@@ -814,8 +910,10 @@ static int vfio_pci_bus_notify(struct notifier_block *nb,
 
 	switch (action) {
 	case BUS_NOTIFY_ADD_DEVICE:
-		if (!vfio_group_add_dev(dev))
+		if (!vfio_group_add_dev(dev)) {
+			vfio_pci_claim_vf(to_pci_dev(dev));
 			break;
+		}
 		ret = vfio_pci_set_driver_override(to_pci_dev(dev),
 						   vfio_pci_driver.name);
 		if (ret)
