@@ -21,4 +21,6 @@ cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
 "$top/tests/vm/run-suite.sh" --machine msix --only '^t-device-msix$' || rc=1
 "$top/tests/vm/run-suite.sh" --machine slow \
 	--only '^t-kill$|^t-device-close$|^t-device-reset$' || rc=1
+"$top/tests/vm/run-suite.sh" --machine sriov --intree nvme \
+	--only '^t-device-sriov$|^t-container-sriov$' || rc=1
 exit "$rc"
