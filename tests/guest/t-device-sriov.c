@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -126,6 +127,7 @@ static void test_vf_config_bar(struct vt *t, void *arg)
 	char msg[256];
 	volatile uint32_t *bar;
 	uint32_t ids, cap = 0, v = 0;
+	struct vfio_irq_info irq;
 	uint64_t size;
 	struct vt_dev d;
 
@@ -146,6 +148,13 @@ static void test_vf_config_bar(struct vt *t, void *arg)
 		  (ids & 0xffff), "vendor word");
 	VT_CHECKF(t, vt_cfg_rd(t, d.device_fd, VT_PCI_VENDOR + 2, 2) ==
 		  ids >> 16, "device word");
+
+	/* No INTx: a VF has none (QEMU's pin register says 1). */
+	memset(&irq, 0, sizeof(irq));
+	irq.argsz = sizeof(irq);
+	irq.index = VFIO_PCI_INTX_IRQ_INDEX;
+	VT_OK(t, ioctl(d.device_fd, VFIO_DEVICE_GET_IRQ_INFO, &irq));
+	VT_CHECKF(t, irq.count == 0, "VF INTx count %u", irq.count);
 
 	/* Memory enable off: no BAR access. */
 	VT_CHECKF(t, !(vt_cfg_rd(t, d.device_fd, VT_PCI_COMMAND, 2) &
