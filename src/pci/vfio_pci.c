@@ -37,9 +37,9 @@ MODULE_PARM_DESC(ids,
 /*
  * Options of the kernel's vfio-pci that device assignment guides set.
  * nointxmask, disable_vga and disable_idle_d3 have the kernel's meaning.
- * enable_sriov asks for what it cannot do (a PF bound here creates no
- * VFs): refused with what to do instead, and reset to N, but the module
- * still loads, so that the boot's bindings do not fail with it.
+ * So has enable_sriov: a PF bound here takes sriov_numvfs writes only
+ * while it is set (it can change at run time), and its VFs are claimed
+ * for vfio-pci (vfio_pci_sriov_configure()); the log says so.
  */
 static bool nointxmask;
 module_param(nointxmask, bool, 0444);
@@ -59,8 +59,9 @@ MODULE_PARM_DESC(disable_idle_d3,
 		 "Leave devices that no user has open in D0 instead of D3hot (applies to devices bound afterwards)");
 
 static bool enable_sriov;
-module_param(enable_sriov, bool, 0444);
-MODULE_PARM_DESC(enable_sriov, "Refused: SR-IOV PFs cannot create VFs here");
+module_param(enable_sriov, bool, 0644);
+MODULE_PARM_DESC(enable_sriov,
+		 "Let SR-IOV PFs bound here create VFs (sriov_numvfs); their VFs bind to vfio-pci");
 
 static const struct {
 	bool		*set;
@@ -68,11 +69,14 @@ static const struct {
 	bool		refuse;
 	const char	*what;
 } vfio_pci_guide_opts[] = {
-	{ &enable_sriov, "enable_sriov", true,
-	  "a PF bound to vfio-dkms's vfio_pci cannot create VFs; bind the PF to its own driver, or remove vfio-dkms to use the kernel's vfio-pci" },
+	{ &enable_sriov, "enable_sriov", false,
+	  "PFs bound to vfio take sriov_numvfs writes; their VFs bind to vfio-pci" },
 };
 
-/* Say what the guides' options mean here; take back the refused ones. */
+/*
+ * Say what the guides' options mean here; take back any that this
+ * driver cannot honour (none at the moment).
+ */
 static void __init vfio_pci_check_guide_opts(void)
 {
 	unsigned int i;
@@ -140,21 +144,38 @@ static int vfio_pci_try_reset(struct pci_dev *pdev)
 }
 
 /*
- * Whether @bar is decoded now: the real command register, not the user's
- * view, so that a decoder the device lost by itself counts as off too.
+ * Whether the device decodes I/O (@io) or memory now, from the driver's
+ * copy of the decode bits (vdev->decode): a config space read per BAR
+ * access cost a fifth of pread's speed.
  */
 bool vfio_pci_decodes(struct vfio_pci_device *vdev, bool io)
 {
-	u16 cmd;
-
 	lockdep_assert_held(&vdev->memory_lock);
-	pci_read_config_word(vdev->pdev, PCI_COMMAND, &cmd);
-	return cmd & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY);
+	return vdev->decode & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY);
 }
 
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar)
 {
 	return vfio_pci_decodes(vdev, vfio_pci_bar_is_io(vdev->pdev, bar));
+}
+
+/*
+ * Take vdev->decode from the device after open or a reset; a device
+ * without a real memory enable (no_command_memory) keeps the user's bit.
+ * Called with lock and memory_lock (write) held.
+ */
+void vfio_pci_decode_sync(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	u16 cmd, keep = 0;
+
+	lockdep_assert_held(&vdev->lock);
+	lockdep_assert_held_write(&vdev->memory_lock);
+	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+	if (pdev->no_command_memory)
+		keep = PCI_COMMAND_MEMORY;
+	vdev->decode = (vdev->decode & keep) |
+		       (cmd & ~keep & (PCI_COMMAND_IO | PCI_COMMAND_MEMORY));
 }
 
 /*
@@ -624,6 +645,7 @@ int vfio_pci_reset(struct vfio_pci_device *vdev)
 	down_write(&vdev->memory_lock);
 	vfio_device_zap_mmaps(vdev->vfio);
 	ret = vfio_pci_try_reset(vdev->pdev);
+	vfio_pci_decode_sync(vdev);
 	up_write(&vdev->memory_lock);
 	mutex_unlock(&vdev->lock);
 	return ret;
@@ -845,17 +867,108 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return ret;
 }
 
+/*
+ * A PF stays in D0 while it has VFs: they live inside it.  Enabling them
+ * takes a runtime PM reference (vfio_pci_pm_ops), this gives it back.
+ */
+static void vfio_pci_sriov_disable(struct vfio_pci_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+
+	if (!pdev->is_physfn || !pci_num_vf(pdev))
+		return;
+	pci_disable_sriov(pdev);
+	if (vdev->idle_d3)
+		pm_runtime_put(&pdev->dev);
+}
+
 static void vfio_pci_remove(struct pci_dev *pdev)
 {
 	struct vfio_pci_device *vdev = pci_get_drvdata(pdev);
 
 	WRITE_ONCE(vdev->removing, true);
+	/* Our VFs must not outlive the PF's binding, as a PF driver's. */
+	vfio_pci_sriov_disable(vdev);
 	/* Returns only once no op can run any more, release included. */
 	vfio_unregister_device(&pdev->dev);
 	vfio_pci_pm_exit(vdev);
 	pci_set_drvdata(pdev, NULL);
 	mutex_destroy(&vdev->lock);
 	kfree(vdev);
+}
+
+static bool vfio_pci_is_ours(const struct device_driver *drv);
+
+/*
+ * Whether a VF of @pdev is bound here and open by a user.  The PF's
+ * device lock (held by our caller) keeps its VFs in place; each VF's
+ * keeps its driver.  (pci_iov_virtfn_bus() is not exported: walk all
+ * devices.)  An open that starts right after the check is not held off:
+ * disabling the VFs then waits in our remove for its release, as it
+ * would for any device removed while in use.
+ */
+static bool vfio_pci_vfs_in_use(struct pci_dev *pdev)
+{
+	struct pci_dev *vf = NULL;
+	bool busy = false;
+
+	for_each_pci_dev(vf) {
+		struct vfio_pci_device *vdev;
+
+		if (!vf->is_virtfn || pci_physfn(vf) != pdev)
+			continue;
+		device_lock(&vf->dev);
+		if (vfio_pci_is_ours(vf->dev.driver)) {
+			vdev = pci_get_drvdata(vf);
+			mutex_lock(&vdev->lock);
+			busy = vdev->enabled;
+			mutex_unlock(&vdev->lock);
+		}
+		device_unlock(&vf->dev);
+		if (busy) {
+			pci_dev_put(vf);
+			break;
+		}
+	}
+	return busy;
+}
+
+/*
+ * sriov_numvfs of a PF bound here; the PCI core holds the PF's device
+ * lock.  Without enable_sriov, -ENOENT as for a driver that has no
+ * sriov_configure (the kernel's vfio-pci does the same).  The VFs that
+ * appear are claimed for vfio-pci by vfio_pci_bus_notify().  VFs a user
+ * has open stay: -EBUSY.
+ */
+static int vfio_pci_sriov_configure(struct pci_dev *pdev, int nr_virtfn)
+{
+	struct vfio_pci_device *vdev = pci_get_drvdata(pdev);
+	int ret;
+
+	if (!enable_sriov) {
+		pci_info(pdev, "sriov_numvfs: refused; load vfio_pci with enable_sriov=1 (or set /sys/module/vfio_pci/parameters/enable_sriov) to create VFs\n");
+		return -ENOENT;
+	}
+	if (!nr_virtfn) {
+		if (vfio_pci_vfs_in_use(pdev)) {
+			pci_warn(pdev, "sriov_numvfs: a VF is open through vfio: not disabling VFs\n");
+			return -EBUSY;
+		}
+		vfio_pci_sriov_disable(vdev);
+		return 0;
+	}
+	if (vdev->idle_d3) {
+		ret = pm_runtime_resume_and_get(&pdev->dev);
+		if (ret < 0)
+			return ret;
+	}
+	ret = pci_enable_sriov(pdev, nr_virtfn);
+	if (ret) {
+		if (vdev->idle_d3)
+			pm_runtime_put(&pdev->dev);
+		return ret;
+	}
+	return nr_virtfn;
 }
 
 /*
@@ -888,6 +1001,7 @@ static struct pci_driver vfio_pci_driver = {
 	.name			= "vfio",
 	.probe			= vfio_pci_probe,
 	.remove			= vfio_pci_remove,
+	.sriov_configure	= vfio_pci_sriov_configure,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
 	.driver.pm		= &vfio_pci_pm_ops,
@@ -897,6 +1011,7 @@ static struct pci_driver vfio_pci_alias_driver = {
 	.name			= "vfio-pci",
 	.probe			= vfio_pci_probe,
 	.remove			= vfio_pci_remove,
+	.sriov_configure	= vfio_pci_sriov_configure,
 	.err_handler		= &vfio_pci_err_handlers,
 	.driver_managed_dma	= true,
 	.driver.pm		= &vfio_pci_pm_ops,
@@ -904,14 +1019,38 @@ static struct pci_driver vfio_pci_alias_driver = {
 
 static bool vfio_pci_is_ours(const struct device_driver *drv)
 {
+	if (!drv)
+		return false;
 	return drv == &vfio_pci_driver.driver ||
 	       drv == &vfio_pci_alias_driver.driver;
 }
 
 /*
+ * A VF of a PF bound here must not meet a host driver either: the PF's
+ * user programs what the VF does, and a host driver would trust it.
+ * Claim it for "vfio-pci", as the kernel's vfio-pci does.  Whoever is
+ * creating the VFs holds the PF's device lock, so its driver stays put.
+ */
+static void vfio_pci_claim_vf(struct pci_dev *pdev)
+{
+	int ret;
+
+	if (!pdev->is_virtfn ||
+	    !vfio_pci_is_ours(pci_physfn(pdev)->dev.driver))
+		return;
+	ret = vfio_pci_set_driver_override(pdev, vfio_pci_alias_driver.name);
+	if (ret)
+		pci_warn(pdev, "VF of a PF bound to vfio, but cannot claim it for vfio-pci: %d\n",
+			 ret);
+	else
+		pci_info(pdev, "VF of a PF bound to vfio: claimed for vfio-pci\n");
+}
+
+/*
  * A device that appears in a group a user holds must never meet a host
  * driver: it would share the user's DMA context.  Claim it for "vfio" as
- * it is added, before the driver core looks for a driver.
+ * it is added, before the driver core looks for a driver.  A VF of a PF
+ * bound here: see vfio_pci_claim_vf().
  */
 static int vfio_pci_bus_notify(struct notifier_block *nb,
 			       unsigned long action, void *data)
@@ -921,8 +1060,10 @@ static int vfio_pci_bus_notify(struct notifier_block *nb,
 
 	switch (action) {
 	case BUS_NOTIFY_ADD_DEVICE:
-		if (!vfio_group_add_dev(dev))
+		if (!vfio_group_add_dev(dev)) {
+			vfio_pci_claim_vf(to_pci_dev(dev));
 			break;
+		}
 		ret = vfio_pci_set_driver_override(to_pci_dev(dev),
 						   vfio_pci_driver.name);
 		if (ret)

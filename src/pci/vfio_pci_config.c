@@ -10,7 +10,10 @@
  *    real BARs never change.
  *  - Command register writes reach the device under memory_lock (see
  *    vfio_pci_private.h): mmaps are zapped before memory decode goes off,
- *    and BARs the device lost are put back before decode comes on.
+ *    and BARs the device lost are put back before decode comes on.  The
+ *    decode bits written are kept in vdev->decode, which BAR accesses
+ *    check; a VF's memory enable lives there only.
+ *  - A VF's vendor and device IDs come from the kernel's pci_dev.
  *  - Virtual bytes (cache line size, latency timer, interrupt line) live
  *    in the shadow; everything else reads the real register and ignores
  *    writes.  That includes the MSI and MSI-X capabilities, which the
@@ -119,6 +122,12 @@ void vfio_pci_config_init(struct vfio_pci_device *vdev)
 	}
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
 	vdev->vcmd_intx = cmd & PCI_COMMAND_INTX_DISABLE;
+
+	/* A VF's virtual memory enable starts off, as its real one reads. */
+	down_write(&vdev->memory_lock);
+	vdev->decode = 0;
+	vfio_pci_decode_sync(vdev);
+	up_write(&vdev->memory_lock);
 }
 
 static int vfio_pci_read_dword(struct vfio_pci_device *vdev, u32 where,
@@ -138,8 +147,16 @@ static int vfio_pci_read_dword(struct vfio_pci_device *vdev, u32 where,
 		return ret;
 
 	switch (perm->kind) {
+	case VFIO_CFG_ID:
+		if (vdev->pdev->is_virtfn)
+			*val = vdev->pdev->vendor | vdev->pdev->device << 16;
+		break;
 	case VFIO_CFG_COMMAND:
-		*val = (*val & ~PCI_COMMAND_INTX_DISABLE) | vdev->vcmd_intx;
+		/* decode: its writers hold lock too. */
+		*val = (*val & 0xffff0000) |
+		       vfio_cfg_command_view(*val & 0xffff, vdev->vcmd_intx,
+					     vdev->decode,
+					     vdev->pdev->no_command_memory);
 		break;
 	case VFIO_CFG_VIRT:
 		*val = vfio_cfg_merge(*val, vdev->vconfig[where / 4],
@@ -196,7 +213,12 @@ static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val,
 	if (val & decode)
 		vfio_pci_bar_restore(vdev);
 
-	/* The INTx handler flips INTx disable under irqlock. */
+	/*
+	 * The INTx handler flips INTx disable under irqlock.  Without a
+	 * real memory enable, the user's bit is only ours to keep.
+	 */
+	if (pdev->no_command_memory)
+		write &= ~PCI_COMMAND_MEMORY;
 	spin_lock_irq(&vdev->irqlock);
 	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
 	new = vfio_cfg_command(cmd, val, write,
@@ -204,6 +226,11 @@ static void vfio_pci_write_command(struct vfio_pci_device *vdev, u16 val,
 	if (new != cmd)
 		pci_write_config_word(pdev, PCI_COMMAND, new);
 	spin_unlock_irq(&vdev->irqlock);
+	if (pdev->no_command_memory)
+		vdev->decode = (new & PCI_COMMAND_IO) |
+			       (val & PCI_COMMAND_MEMORY);
+	else
+		vdev->decode = new & decode;
 	up_write(&vdev->memory_lock);
 }
 

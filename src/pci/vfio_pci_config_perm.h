@@ -23,6 +23,7 @@ enum vfio_cfg_kind {
 	VFIO_CFG_BAR,		/* a shadow BAR, masked by the BAR's size */
 	VFIO_CFG_ROM,		/* the shadow ROM BAR */
 	VFIO_CFG_COMMAND,	/* the bits in @write reach the device */
+	VFIO_CFG_ID,		/* vendor and device ID: see the header */
 };
 
 struct vfio_cfg_perm {
@@ -34,8 +35,11 @@ struct vfio_cfg_perm {
 #define VFIO_CFG_HDR_DWORDS	(PCI_STD_HEADER_SIZEOF / 4)
 
 /*
- * The type 0 header.  Dwords not named here (IDs, class, subsystem,
+ * The type 0 header.  Dwords not named here (class, subsystem,
  * capability pointer, interrupt pin) read the device and ignore writes.
+ * So do the IDs, except that an SR-IOV VF's read all ones in hardware
+ * (the PF's SR-IOV capability has them): a VF shows the IDs the kernel
+ * took from there, as upstream's does.
  * The user must never move the device's decoding windows, so the BARs
  * and the ROM BAR are shadows: sizing with all ones reads back the size
  * mask, any other value reads back as written, and the real registers
@@ -43,9 +47,14 @@ struct vfio_cfg_perm {
  * nothing to the device and are the user's to play with.  Of the
  * command register, decode and bus master pass through (DMA needs bus
  * master); INTx disable too, except while an IRQ index is active, when
- * the kernel owns it.  The status half is not the user's to clear.
+ * the kernel owns it.  A device whose memory enable is hard-wired to 0
+ * (a VF; the kernel's no_command_memory) gets a virtual one instead,
+ * which reads back as written and gates the user's BAR accesses all the
+ * same (vfio_cfg_command_view).  The status half is not the user's to
+ * clear.
  */
 static const struct vfio_cfg_perm vfio_cfg_header[VFIO_CFG_HDR_DWORDS] = {
+	[PCI_VENDOR_ID / 4] = { .kind = VFIO_CFG_ID },
 	[PCI_COMMAND / 4] = {
 		.kind = VFIO_CFG_COMMAND,
 		.write = PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
@@ -141,6 +150,24 @@ static inline u16 vfio_cfg_command(u16 hw, u16 user, u32 write,
 	if (kernel_intx)
 		pass &= ~PCI_COMMAND_INTX_DISABLE;
 	return (hw & ~pass) | (user & pass);
+}
+
+/*
+ * The command register the user reads: the device's @hw with the user's
+ * INTx disable bit (@intx), and when @mem_virtual the user's memory
+ * enable (@mem) over the device's hard-wired 0.
+ */
+static inline u16 vfio_cfg_command_view(u16 hw, u16 intx, u16 mem,
+					bool mem_virtual)
+{
+	u16 virt = PCI_COMMAND_INTX_DISABLE;
+	u16 val = intx & PCI_COMMAND_INTX_DISABLE;
+
+	if (mem_virtual) {
+		virt |= PCI_COMMAND_MEMORY;
+		val |= mem & PCI_COMMAND_MEMORY;
+	}
+	return (hw & ~virt) | val;
 }
 
 /*

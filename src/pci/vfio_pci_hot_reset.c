@@ -268,10 +268,14 @@ static int vfio_pci_hr_do(struct vfio_pci_device *vdev,
 	}
 	if (ret)
 		return ret;
-	/* Nothing of a previous owner is left in them now. */
+	/*
+	 * Nothing of a previous owner is left in them now; the decode
+	 * bits are what the restore put back.
+	 */
 	for (i = 0; i < n; i++) {
 		v = peers[i].device_data;
 		v->needs_reset = false;
+		vfio_pci_decode_sync(v);
 	}
 	return 0;
 }

@@ -31,7 +31,8 @@ unsigned int vfio_pci_vec_count(struct vfio_pci_device *vdev,
 
 	switch (type) {
 	case VFIO_PCI_IRQ_INTX:
-		n = pdev->pin ? 1 : 0;
+		/* A VF has no INTx, whatever its pin register says. */
+		n = pdev->pin && !pdev->is_virtfn ? 1 : 0;
 		break;
 	case VFIO_PCI_IRQ_MSI:
 		n = pci_msi_vec_count(pdev);

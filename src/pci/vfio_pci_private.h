@@ -96,14 +96,31 @@ struct vfio_pci_device {
 	 *    whole of a reset.  A writer that may leave memory decode off
 	 *    zaps the user's mmaps first, before decode goes.
 	 *  - read: around each BAR access of read/write and in the mmap fault
-	 *    handler; both check the real command register under it and
-	 *    fail (-EIO, SIGBUS) when the BAR is not decoded.
+	 *    handler; both check @decode under it and fail (-EIO, SIGBUS)
+	 *    when the BAR is not decoded.
 	 * Order: lock, then memory_lock, then irqlock; the fault handler
 	 * holds mmap_lock when it takes memory_lock.  Hence never copy to or
 	 * from user memory under memory_lock, in either mode: the copy may
 	 * fault on the device's own mmap and wait for memory_lock again.
 	 */
 	struct rw_semaphore	memory_lock;
+
+	/*
+	 * memory_lock: the command register's decode bits (PCI_COMMAND_IO,
+	 * PCI_COMMAND_MEMORY) as this driver last left them, so that the
+	 * BAR access check reads no config space.  Written with lock and
+	 * memory_lock (write) held: by open, by the user's command writes
+	 * and after a reset (from the device's command register, which the
+	 * reset restored).  Read under memory_lock in either mode, or under
+	 * lock (config reads).  The kernel's own moments of memory decode
+	 * (vfio_pci_memory_lock_and_enable) hold memory_lock for write and
+	 * leave it alone.  For a device with pdev->no_command_memory (a VF:
+	 * memory enable is hard-wired to 0 and its BARs are decoded as long
+	 * as the PF says so) the memory bit is purely the user's.  A device
+	 * that drops decode by itself (an internal reset) goes unnoticed,
+	 * as it does by upstream's check, which reads its virtual copy too.
+	 */
+	u16			decode;
 
 	/*
 	 * Protects intx_masked, intx_trigger, err_trigger and req_trigger
@@ -181,6 +198,7 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 int vfio_pci_reset(struct vfio_pci_device *vdev);
 bool vfio_pci_decodes(struct vfio_pci_device *vdev, bool io);
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar);
+void vfio_pci_decode_sync(struct vfio_pci_device *vdev);
 u16 vfio_pci_memory_lock_and_enable(struct vfio_pci_device *vdev);
 void vfio_pci_memory_unlock_and_restore(struct vfio_pci_device *vdev,
 					u16 cmd);

@@ -119,10 +119,10 @@ static void test_reload(struct vt *t, void *arg)
 /*
  * The kernel's vfio-pci options that device assignment guides set:
  * nointxmask works as the kernel's (INTx masked at the interrupt
- * controller, never through the device's INTx disable bit), as does
- * disable_idle_d3 (t-device-power), disable_vga is taken (this driver
- * never exposes VGA), enable_sriov is refused with a message and left
- * N, and the module loads all the same.  Before, each was "unknown
+ * controller, never through the device's INTx disable bit), as do
+ * disable_idle_d3 (t-device-power), disable_vga (t-container-vga) and
+ * enable_sriov (PFs bound here create VFs: t-device-sriov, which says so
+ * in the log), and the module loads.  Before, each was "unknown
  * parameter ... ignored".
  */
 #define GUIDE_OPTS	"nointxmask=1 disable_vga=1 disable_idle_d3=1 enable_sriov=1"
@@ -179,10 +179,10 @@ static void test_guide_options(struct vt *t, void *arg)
 	VT_CHECKF(t, param_is("nointxmask", 'Y') &&
 		  param_is("disable_vga", 'Y') &&
 		  param_is("disable_idle_d3", 'Y') &&
-		  param_is("enable_sriov", 'N'),
-		  "parameters not as asked (enable_sriov must read N)");
-	VT_CHECKF(t, system("dmesg | grep -q 'enable_sriov=1 refused: a PF'") == 0,
-		  "no message refusing enable_sriov");
+		  param_is("enable_sriov", 'Y'),
+		  "parameters not as asked");
+	VT_CHECKF(t, system("dmesg | grep -q 'enable_sriov=1: PFs bound to vfio take sriov_numvfs'") == 0,
+		  "no message about enable_sriov");
 	intx_without_mask_bit(t);
 	VT_CHECKF(t, system("rmmod vfio_pci") == 0, "rmmod vfio_pci failed");
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <linux/fuse.h>
+#include <linux/nvme_ioctl.h>
 
 #include "vt.h"
 #include "vtsys.h"
@@ -1118,4 +1119,187 @@ void vt_fuse_stop(struct vt_fuse *f)
 	pthread_join(f->server, NULL);
 	close(f->dev);
 	rmdir(f->dir);
+}
+
+/* ---- SR-IOV ----------------------------------------------------------- */
+
+int vt_sriov_numvfs(const char *pf, int n)
+{
+	char path[PATH_MAX], val[16];
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/sriov_numvfs", pf);
+	snprintf(val, sizeof(val), "%d", n);
+	return vt_write_file(path, val);
+}
+
+int vt_vfio_enable_sriov(int on)
+{
+	return vt_write_file("/sys/module/vfio_pci/parameters/enable_sriov",
+			     on ? "1" : "0");
+}
+
+#define NVME_ADMIN_IDENTIFY	0x06
+#define NVME_ADMIN_VIRT_MGMT	0x1c
+#define NVME_CNS_SEC_CTRL_LIST	0x15
+#define NVME_VM_PRI_FLEXIBLE	0x1	/* actions of Virtualization Mgmt */
+#define NVME_VM_SEC_ASSIGN	0x8
+#define NVME_VM_SEC_ONLINE	0x9
+#define NVME_RT_VQ		0	/* resource types: queues ... */
+#define NVME_RT_VI		1	/* ... and interrupts */
+
+static int nvme_admin(int fd, uint8_t op, uint32_t cdw10, uint32_t cdw11,
+		      void *data, uint32_t len)
+{
+	struct nvme_admin_cmd c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	c.cdw10 = cdw10;
+	c.cdw11 = cdw11;
+	c.addr = (uintptr_t)data;
+	c.data_len = len;
+	ret = ioctl(fd, NVME_IOCTL_ADMIN_CMD, &c);
+	if (ret > 0) {		/* an NVMe status */
+		errno = EIO;
+		return -ret;
+	}
+	return ret;
+}
+
+static int virt_mgmt(int fd, unsigned int act, unsigned int rt,
+		     unsigned int cntlid, unsigned int nr)
+{
+	return nvme_admin(fd, NVME_ADMIN_VIRT_MGMT,
+			  act | rt << 8 | cntlid << 16, nr, NULL, 0);
+}
+
+/* The /dev node of the NVMe controller on pf, opened; -1 when none. */
+static int nvme_ctrl_open(const char *pf, int timeout_ms)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	uint64_t end = vt_now_ms() + timeout_ms;
+	DIR *d;
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/nvme", pf);
+	for (;;) {
+		d = opendir(path);
+		while (d && (de = readdir(d))) {
+			char node[300];
+			int fd;
+
+			if (strncmp(de->d_name, "nvme", 4))
+				continue;
+			snprintf(node, sizeof(node), "/dev/%s", de->d_name);
+			fd = open(node, O_RDWR | O_CLOEXEC);
+			if (fd >= 0) {
+				closedir(d);
+				return fd;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (vt_now_ms() > end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(50000);
+	}
+}
+
+/* Admin commands fail while the controller resets: retry for a while. */
+static int nvme_admin_retry(int fd, uint8_t op, uint32_t cdw10,
+			    uint32_t cdw11, void *data, uint32_t len)
+{
+	int ret, i;
+
+	for (i = 0; i < 50; i++) {
+		ret = nvme_admin(fd, op, cdw10, cdw11, data, len);
+		if (ret >= 0 || errno != EBUSY)
+			break;
+		usleep(100000);
+	}
+	return ret;
+}
+
+int vt_nvme_vf_online(const char *pf, char *msg, size_t msglen)
+{
+	char path[PATH_MAX];
+	uint8_t list[4096];
+	unsigned int scid;
+	int fd, ret;
+
+	fd = -1;
+	if (system("modprobe nvme 2>/dev/null")) {
+		snprintf(msg, msglen, "modprobe nvme failed (run with --intree nvme)");
+		goto fail;
+	}
+	if (vt_bind(pf, "nvme")) {
+		snprintf(msg, msglen, "bind %s to nvme: %s", pf, strerror(errno));
+		goto fail;
+	}
+	fd = nvme_ctrl_open(pf, 10000);
+	if (fd < 0) {
+		snprintf(msg, msglen, "no nvme controller node for %s: %s", pf,
+			 strerror(errno));
+		goto fail;
+	}
+	/*
+	 * QEMU gives the PF every flexible resource at first: hand them
+	 * back (effective at the PF's next reset), so that the VF can have
+	 * them.
+	 */
+	if (virt_mgmt(fd, NVME_VM_PRI_FLEXIBLE, NVME_RT_VQ, 0, 0) ||
+	    virt_mgmt(fd, NVME_VM_PRI_FLEXIBLE, NVME_RT_VI, 0, 0)) {
+		snprintf(msg, msglen, "primary flexible allocation: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/reset", pf);
+	if (vt_write_file(path, "1")) {
+		snprintf(msg, msglen, "reset %s: %s", pf, strerror(errno));
+		goto fail;
+	}
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/sriov_drivers_autoprobe",
+		 pf);
+	if (vt_write_file(path, "0")) {
+		snprintf(msg, msglen, "sriov_drivers_autoprobe: %s", strerror(errno));
+		goto fail;
+	}
+	if (vt_sriov_numvfs(pf, 1)) {
+		snprintf(msg, msglen, "sriov_numvfs=1 on nvme: %s", strerror(errno));
+		goto fail;
+	}
+	fd = nvme_ctrl_open(pf, 10000);
+	if (fd < 0) {
+		snprintf(msg, msglen, "nvme node gone after reset: %s", strerror(errno));
+		goto fail;
+	}
+	memset(list, 0, sizeof(list));
+	ret = nvme_admin_retry(fd, NVME_ADMIN_IDENTIFY, NVME_CNS_SEC_CTRL_LIST,
+			       0, list, sizeof(list));
+	if (ret < 0 || !list[0]) {
+		snprintf(msg, msglen, "identify secondary controllers: ret %d, %u entries",
+			 ret, list[0]);
+		goto fail;
+	}
+	/* Entry 0 at byte 32: SCID in its first two bytes. */
+	scid = list[32] | list[33] << 8;
+	if (virt_mgmt(fd, NVME_VM_SEC_ASSIGN, NVME_RT_VQ, scid, 2) ||
+	    virt_mgmt(fd, NVME_VM_SEC_ASSIGN, NVME_RT_VI, scid, 1) ||
+	    virt_mgmt(fd, NVME_VM_SEC_ONLINE, 0, scid, 0)) {
+		snprintf(msg, msglen, "assign/online secondary %u: %s", scid,
+			 strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	errno = EIO;
+	return -1;
 }

@@ -322,6 +322,28 @@ void vt_host(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int vt_plug_edu2(const char *path, int timeout_ms);
 
+/* ---- SR-IOV: the sriov machine's NVMe PF (tests/vm/machines.toml) ---- */
+
+#define VT_NVME_VENDOR		0x1b36
+#define VT_NVME_DEVICE		0x0010
+#define VT_NVME_PF		"0000:02:00.0"
+#define VT_NVME_VF0		"0000:02:00.1"
+
+/* Write n to pf's sriov_numvfs (0 removes its VFs). */
+int vt_sriov_numvfs(const char *pf, int n);
+
+/* Set vfio_pci's enable_sriov parameter (0 or 1). */
+int vt_vfio_enable_sriov(int on);
+
+/*
+ * One VF of pf that answers: pf bound to the guest's nvme driver (loaded
+ * here), its VF 0 created unbound, given the flexible queue and interrupt
+ * resources a QEMU VF needs and set online through the PF's admin queue
+ * (NVMe Virtualization Management): until then QEMU's VF reads 0 at
+ * every register.  The VF is left unbound.  On failure, why in msg.
+ */
+int vt_nvme_vf_online(const char *pf, char *msg, size_t msglen);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t vt_now_ms(void);
 

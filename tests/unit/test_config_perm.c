@@ -68,7 +68,7 @@ static void test_header(struct tally *t)
 
 	memset(map, VFIO_CFG_NONE, sizeof(map));
 	p = vfio_cfg_perm_at(map, PCI_VENDOR_ID);
-	check(t, p->kind == VFIO_CFG_REAL && !p->write,
+	check(t, p->kind == VFIO_CFG_ID && !p->write && !p->virt,
 	      "header/ids-read-only");
 	p = vfio_cfg_perm_at(map, PCI_COMMAND);
 	check(t, p->kind == VFIO_CFG_COMMAND && !(p->write & 0xffff0000),
@@ -132,6 +132,17 @@ static void test_command(struct tally *t)
 	      "command/intx-disable-kernel-owned-while-irq-active");
 	check(t, vfio_cfg_command(PCI_COMMAND_INTX_DISABLE, 0, w, false) == 0,
 	      "command/intx-disable-user-owned-when-idle");
+	/* A VF: memory enable reads 0 in hardware, the user's bit shows. */
+	check(t, vfio_cfg_command_view(PCI_COMMAND_MASTER, 0,
+				       PCI_COMMAND_MEMORY, true) ==
+	      (PCI_COMMAND_MASTER | PCI_COMMAND_MEMORY),
+	      "command/view-virtual-memory-enable-on");
+	check(t, vfio_cfg_command_view(PCI_COMMAND_MEMORY, 0, 0, true) == 0,
+	      "command/view-virtual-memory-enable-off");
+	check(t, vfio_cfg_command_view(PCI_COMMAND_MEMORY |
+				       PCI_COMMAND_INTX_DISABLE, 0, 0, false) ==
+	      PCI_COMMAND_MEMORY,
+	      "command/view-real-memory-enable-user-intx");
 }
 
 static void test_walk(struct tally *t)

@@ -23,4 +23,6 @@ cp "$top/build/vm/console.log" "$top/build/vm/console-std.log" || true
 "$top/tests/vm/run-suite.sh" --machine hotreset --only '^t-hot-reset$' || rc=1
 "$top/tests/vm/run-suite.sh" --machine slow \
 	--only '^t-kill$|^t-device-close$|^t-device-reset$' || rc=1
+"$top/tests/vm/run-suite.sh" --machine sriov --intree nvme \
+	--only '^t-device-sriov$|^t-container-sriov$' || rc=1
 exit "$rc"
