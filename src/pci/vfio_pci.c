@@ -653,61 +653,10 @@ int vfio_pci_reset(struct vfio_pci_device *vdev)
 
 /*
  * The seed ABI's bus and slot reset, an extension in its header laid out
- * as the container ABI's (vfio_pci_hot_reset.c does the work).
+ * as the container ABI's (vfio_pci_hot_reset.c serves both).
  */
-static_assert(sizeof(struct vfio_pci_dependent_device) ==
-	      sizeof(struct vfio_pci_hr_dev));
-static_assert(offsetof(struct vfio_pci_dependent_device, segment) ==
-	      offsetof(struct vfio_pci_hr_dev, segment));
-static_assert(offsetof(struct vfio_pci_dependent_device, bus) ==
-	      offsetof(struct vfio_pci_hr_dev, bus));
-static_assert(offsetof(struct vfio_pci_dependent_device, devfn) ==
-	      offsetof(struct vfio_pci_hr_dev, devfn));
-static_assert(offsetof(struct vfio_pci_hot_reset_info, devices) ==
-	      VFIO_PCI_HR_MINSZ);
-static_assert(offsetof(struct vfio_pci_hot_reset, group_fds) ==
-	      VFIO_PCI_HR_MINSZ);
-
-static long vfio_pci_ioctl_hot_reset_info(struct vfio_pci_device *vdev,
-					  struct vfio_pci_hot_reset_info *hdr,
-					  u32 *len)
-{
-	u32 count = 0;
-	int ret;
-
-	hdr->flags = 0;
-	ret = vfio_pci_hot_reset_info(vdev, hdr->argsz, &count,
-				      (struct vfio_pci_hr_dev *)hdr->devices);
-	hdr->count = count;
-	if (!ret)
-		*len = VFIO_PCI_HR_MINSZ + count * sizeof(hdr->devices[0]);
-	else
-		*len = ret == -ENOSPC ? VFIO_PCI_HR_MINSZ : 0;
-	return ret;
-}
-
-static u32 vfio_pci_hot_reset_datasz(const void *arg)
-{
-	const struct vfio_pci_hot_reset *hdr = arg;
-
-	if (hdr->argsz < VFIO_PCI_HR_MINSZ || hdr->flags ||
-	    hdr->count > VFIO_IOCTL_DATA_MAX / sizeof(s32) ||
-	    hdr->argsz - VFIO_PCI_HR_MINSZ < hdr->count * sizeof(s32))
-		return 0;
-	return hdr->count * sizeof(s32);
-}
-
-static long vfio_pci_ioctl_hot_reset(struct vfio_pci_device *vdev,
-				     struct vfio_pci_hot_reset *hdr, u32 *len)
-{
-	if (hdr->flags)
-		return -EINVAL;
-	if (hdr->argsz - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32) ||
-	    *len - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32))
-		return -EINVAL;
-	*len = 0;
-	return vfio_pci_hot_reset(vdev, hdr->group_fds, hdr->count);
-}
+VFIO_PCI_HR_LAYOUT(vfio_pci_hot_reset_info, vfio_pci_hot_reset,
+		   vfio_pci_dependent_device);
 
 static long vfio_pci_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len)

@@ -379,69 +379,9 @@ static long vfio_pci_container_set_irqs(struct vfio_pci_device *vdev,
 	return ret;
 }
 
-/* ---------------- bus and slot reset (vfio_pci_hot_reset.c) ----------- */
-
-static_assert(sizeof(struct vfio_pci_dependent_device) ==
-	      sizeof(struct vfio_pci_hr_dev));
-static_assert(offsetof(struct vfio_pci_dependent_device, segment) ==
-	      offsetof(struct vfio_pci_hr_dev, segment));
-static_assert(offsetof(struct vfio_pci_dependent_device, bus) ==
-	      offsetof(struct vfio_pci_hr_dev, bus));
-static_assert(offsetof(struct vfio_pci_dependent_device, devfn) ==
-	      offsetof(struct vfio_pci_hr_dev, devfn));
-static_assert(offsetof(struct vfio_pci_hot_reset_info, devices) ==
-	      VFIO_PCI_HR_MINSZ);
-static_assert(offsetof(struct vfio_pci_hot_reset, group_fds) ==
-	      VFIO_PCI_HR_MINSZ);
-
-/*
- * The devices a reset of this one affects, with their groups.  Too small
- * an argsz gets -ENOSPC with count set (the core copies the fixed part
- * back for it: see the ioctl table), as upstream.
- */
-static long vfio_pci_container_hot_reset_info(struct vfio_pci_device *vdev,
-					      struct vfio_pci_hot_reset_info *hdr,
-					      u32 *len)
-{
-	u32 count = 0;
-	int ret;
-
-	hdr->flags = 0;
-	ret = vfio_pci_hot_reset_info(vdev, hdr->argsz, &count,
-				      (struct vfio_pci_hr_dev *)hdr->devices);
-	hdr->count = count;
-	if (!ret)
-		*len = VFIO_PCI_HR_MINSZ + count * sizeof(hdr->devices[0]);
-	else
-		*len = ret == -ENOSPC ? VFIO_PCI_HR_MINSZ : 0;
-	return ret;
-}
-
-/* The group fds to copy in after the header, judged from it alone. */
-static u32 vfio_pci_container_hot_reset_datasz(const void *arg)
-{
-	const struct vfio_pci_hot_reset *hdr = arg;
-
-	if (hdr->argsz < VFIO_PCI_HR_MINSZ || hdr->flags ||
-	    hdr->count > VFIO_IOCTL_DATA_MAX / sizeof(s32) ||
-	    hdr->argsz - VFIO_PCI_HR_MINSZ < hdr->count * sizeof(s32))
-		return 0;
-	return hdr->count * sizeof(s32);
-}
-
-/* Reset the slot or bus, given an fd of every group it touches. */
-static long vfio_pci_container_hot_reset(struct vfio_pci_device *vdev,
-					 struct vfio_pci_hot_reset *hdr,
-					 u32 *len)
-{
-	if (hdr->flags)
-		return -EINVAL;
-	if (hdr->argsz - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32) ||
-	    *len - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32))
-		return -EINVAL;
-	*len = 0;
-	return vfio_pci_hot_reset(vdev, hdr->group_fds, hdr->count);
-}
+/* Bus and slot reset: vfio_pci_hot_reset.c serves both ABIs. */
+VFIO_PCI_HR_LAYOUT(vfio_pci_hot_reset_info, vfio_pci_hot_reset,
+		   vfio_pci_dependent_device);
 
 long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len)
@@ -460,9 +400,9 @@ long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 	case VFIO_DEVICE_RESET:
 		return vfio_pci_reset(vdev);
 	case VFIO_DEVICE_GET_PCI_HOT_RESET_INFO:
-		return vfio_pci_container_hot_reset_info(vdev, arg, len);
+		return vfio_pci_ioctl_hot_reset_info(vdev, arg, len);
 	case VFIO_DEVICE_PCI_HOT_RESET:
-		return vfio_pci_container_hot_reset(vdev, arg, len);
+		return vfio_pci_ioctl_hot_reset(vdev, arg, len);
 	}
 	return -ENOTTY;
 }
@@ -487,6 +427,6 @@ const struct vfio_ioctl_desc vfio_pci_container_ioctls[] = {
 	{ VFIO_DEVICE_GET_PCI_HOT_RESET_INFO, VFIO_PCI_HR_MINSZ,
 	  VFIO_PCI_HR_MINSZ + VFIO_IOCTL_DATA_MAX, NULL, true },
 	{ VFIO_DEVICE_PCI_HOT_RESET, VFIO_PCI_HR_MINSZ, 0,
-	  vfio_pci_container_hot_reset_datasz },
+	  vfio_pci_hot_reset_datasz },
 	{ }
 };

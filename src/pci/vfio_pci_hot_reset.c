@@ -112,8 +112,14 @@ static int vfio_pci_hr_devs(struct pci_dev *pdev, struct pci_dev ***devs)
 	return w.n;
 }
 
-int vfio_pci_hot_reset_info(struct vfio_pci_device *vdev, u32 argsz,
-			    u32 *count, struct vfio_pci_hr_dev *out)
+/*
+ * Fill @out with up to VFIO_PCI_HR_MAX_DEVS devices, *@count set to how
+ * many a reset affects; -ENOSPC when @argsz has no room for them after
+ * the fixed part (*@count still set), -ENODEV when no bus or slot reset
+ * exists.
+ */
+static int vfio_pci_hot_reset_info(struct vfio_pci_device *vdev, u32 argsz,
+				   u32 *count, struct vfio_pci_hr_dev *out)
 {
 	struct iommu_group *group;
 	struct pci_dev **devs;
@@ -280,8 +286,8 @@ static int vfio_pci_hr_do(struct vfio_pci_device *vdev,
 	return 0;
 }
 
-int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
-		       u32 count)
+static int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
+			      u32 count)
 {
 	struct vfio_peer *peers;
 	struct pci_dev **devs;
@@ -332,4 +338,50 @@ out_free:
 out_devs:
 	vfio_pci_hr_put_devs(devs, n);
 	return ret;
+}
+
+/*
+ * The devices a reset of this one affects, with their groups.  Too small
+ * an argsz gets -ENOSPC with count set (the core copies the fixed part
+ * back for it: see the ioctl tables), as upstream.
+ */
+long vfio_pci_ioctl_hot_reset_info(struct vfio_pci_device *vdev,
+				   struct vfio_pci_hr_info *hdr, u32 *len)
+{
+	u32 count = 0;
+	int ret;
+
+	hdr->flags = 0;
+	ret = vfio_pci_hot_reset_info(vdev, hdr->argsz, &count, hdr->devices);
+	hdr->count = count;
+	if (!ret)
+		*len = VFIO_PCI_HR_MINSZ + count * sizeof(hdr->devices[0]);
+	else
+		*len = ret == -ENOSPC ? VFIO_PCI_HR_MINSZ : 0;
+	return ret;
+}
+
+/* The group fds to copy in after the header, judged from it alone. */
+u32 vfio_pci_hot_reset_datasz(const void *arg)
+{
+	const struct vfio_pci_hr_reset *hdr = arg;
+
+	if (hdr->argsz < VFIO_PCI_HR_MINSZ || hdr->flags ||
+	    hdr->count > VFIO_IOCTL_DATA_MAX / sizeof(s32) ||
+	    hdr->argsz - VFIO_PCI_HR_MINSZ < hdr->count * sizeof(s32))
+		return 0;
+	return hdr->count * sizeof(s32);
+}
+
+/* Reset the slot or bus, given an fd of every group it touches. */
+long vfio_pci_ioctl_hot_reset(struct vfio_pci_device *vdev,
+			      struct vfio_pci_hr_reset *hdr, u32 *len)
+{
+	if (hdr->flags)
+		return -EINVAL;
+	if (hdr->argsz - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32) ||
+	    *len - VFIO_PCI_HR_MINSZ < (u64)hdr->count * sizeof(s32))
+		return -EINVAL;
+	*len = 0;
+	return vfio_pci_hot_reset(vdev, hdr->group_fds, hdr->count);
 }

@@ -233,22 +233,57 @@ struct vfio_pci_hr_dev {
 	u8	devfn;
 };
 
-/* The fixed part of both ABIs' hot reset arguments: argsz, flags, count. */
-#define VFIO_PCI_HR_MINSZ	12
+/*
+ * Both ABIs' hot reset arguments: argsz, flags, count, then the devices
+ * (INFO) or the group fds (RESET).  Each ABI's file checks its structs
+ * against these with VFIO_PCI_HR_LAYOUT(), so one handler serves both.
+ */
+struct vfio_pci_hr_info {
+	u32			argsz;
+	u32			flags;
+	u32			count;
+	struct vfio_pci_hr_dev	devices[];
+};
+
+struct vfio_pci_hr_reset {
+	u32	argsz;
+	u32	flags;
+	u32	count;
+	s32	group_fds[];
+};
+
+#define VFIO_PCI_HR_MINSZ	offsetof(struct vfio_pci_hr_info, devices)
+
+#define VFIO_PCI_HR_LAYOUT(info, reset, dev)				\
+	static_assert(sizeof(struct dev) ==				\
+		      sizeof(struct vfio_pci_hr_dev) &&			\
+		      offsetof(struct dev, segment) ==			\
+		      offsetof(struct vfio_pci_hr_dev, segment) &&	\
+		      offsetof(struct dev, bus) ==			\
+		      offsetof(struct vfio_pci_hr_dev, bus) &&		\
+		      offsetof(struct dev, devfn) ==			\
+		      offsetof(struct vfio_pci_hr_dev, devfn) &&	\
+		      offsetof(struct info, count) ==			\
+		      offsetof(struct vfio_pci_hr_info, count) &&	\
+		      offsetof(struct info, devices) == VFIO_PCI_HR_MINSZ && \
+		      offsetof(struct reset, count) ==			\
+		      offsetof(struct vfio_pci_hr_reset, count) &&	\
+		      offsetof(struct reset, group_fds) ==		\
+		      offsetof(struct vfio_pci_hr_reset, group_fds))
+
 /* The most devices INFO reports, so that its answer fits the core's buffer. */
 #define VFIO_PCI_HR_MAX_DEVS	(VFIO_IOCTL_DATA_MAX / sizeof(struct vfio_pci_hr_dev))
 
 /*
- * INFO: fill @devs with up to VFIO_PCI_HR_MAX_DEVS devices, *@count
- * set to how many a reset affects; -ENOSPC when @argsz has no room for
- * them after the fixed part (*@count still set), -ENODEV when no bus or
- * slot reset exists.
+ * The two ioctls as both ABIs' tables call them, on a struct
+ * vfio_pci_hr_info or vfio_pci_hr_reset, and the length of RESET's
+ * group fds judged from its header.
  */
-int vfio_pci_hot_reset_info(struct vfio_pci_device *vdev, u32 argsz,
-			    u32 *count, struct vfio_pci_hr_dev *devs);
-/* RESET with the user's @count group fds. */
-int vfio_pci_hot_reset(struct vfio_pci_device *vdev, const s32 *fds,
-		       u32 count);
+long vfio_pci_ioctl_hot_reset_info(struct vfio_pci_device *vdev,
+				   struct vfio_pci_hr_info *hdr, u32 *len);
+u32 vfio_pci_hot_reset_datasz(const void *arg);
+long vfio_pci_ioctl_hot_reset(struct vfio_pci_device *vdev,
+			      struct vfio_pci_hr_reset *hdr, u32 *len);
 
 /* vfio_pci_intrs.c: the IRQ type of either ABI's IRQ index; no lock. */
 enum vfio_pci_irq_type vfio_pci_index_type(unsigned int index);
