@@ -69,9 +69,16 @@ static int wait_power(struct vt *t, const char *dev, const char *want,
 
 static void need_nic(struct vt *t, struct nic *n)
 {
+	char path[256];
+
 	VT_CHECKF(t, n->present >= 0, "%s could not be bound to vfio", n->name);
 	if (!n->present)
 		vt_skip(t, "no e1000e (run-suite.sh --machine msix)");
+	/* Without CONFIG_PM devices stay in D0, with any driver. */
+	snprintf(path, sizeof(path),
+		 "/sys/bus/pci/devices/%s/power/runtime_status", n->name);
+	if (access(path, F_OK))
+		vt_skip(t, "kernel without runtime PM (CONFIG_PM): no idle D3");
 }
 
 /* Bound and idle: runtime suspended, in D3hot. */
