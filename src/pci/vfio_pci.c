@@ -231,7 +231,7 @@ static void vfio_pci_find_msix(struct vfio_pci_device *vdev)
 	vdev->msix_size = pci_msix_vec_count(pdev) * PCI_MSIX_ENTRY_SIZE;
 }
 
-static bool vfio_pci_match(struct device *dev, const char *buf)
+static int vfio_pci_match(struct device *dev, const char *buf)
 {
 	return !strcmp(dev_name(dev), buf);
 }
