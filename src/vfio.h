@@ -55,7 +55,11 @@ struct vfio_ioctl_desc {
  *           so that the module cannot be unloaded while a device fd (or
  *           an mmap, which holds one) can still reach these ops and the
  *           @ioctls tables: rmmod answers "in use", as upstream's does.
- * @match:   true when @buf names @dev (VFIO_GROUP_GET_DEVICE_FD)
+ * @match:   whether @buf names @dev (VFIO_GROUP_GET_DEVICE_FD): 1 when it
+ *           does, 0 when not, or a -errno when it names @dev but the
+ *           device may not be handed out with what else @buf says (a
+ *           missing or wrong SR-IOV VF token: -EACCES).  Called with the
+ *           core's vfio.lock held; the first -errno ends the search.
  * @open:    the first device fd is being created: enable the device
  * @release: the last device fd closed, or the device was revoked: quiesce
  *           it (bus master off, IRQs freed, reset, config restored).  No
@@ -104,7 +108,7 @@ struct vfio_ioctl_desc {
  */
 struct vfio_device_ops {
 	struct module	*owner;
-	bool	(*match)(struct device *dev, const char *buf);
+	int	(*match)(struct device *dev, const char *buf);
 	int	(*open)(void *device_data);
 	void	(*release)(void *device_data);
 	ssize_t	(*read)(void *device_data, char *buf, size_t count,

@@ -166,6 +166,8 @@ static struct vfio_device *vfio_container_find_device(struct vfio_group *group,
 	if (group->dead)
 		return ERR_PTR(-ENODEV);
 	device = vfio_group_match_device(group, name);
+	if (IS_ERR(device))
+		return device;
 	if (!device)
 		return ERR_PTR(-ENODEV);
 	if (!vfio_group_in_container(group) || !group->iommu->type)

@@ -376,16 +376,26 @@ int vfio_group_open(struct inode *inode, struct file *filep,
 	return ret;
 }
 
-/* The device of @group named @name, with vfio_lock held; NULL if none. */
+/*
+ * The device of @group named @name, with vfio_lock held; NULL if none,
+ * ERR_PTR() when the bus driver refuses the name of one (vfio.h: @match).
+ */
 struct vfio_device *vfio_group_match_device(struct vfio_group *group,
 					    const char *name)
 {
 	struct vfio_device *device;
+	int ret;
 
 	lockdep_assert_held(&vfio_lock);
-	list_for_each_entry(device, &group->device_list, group_next)
-		if (!device->leaving && device->ops->match(device->dev, name))
+	list_for_each_entry(device, &group->device_list, group_next) {
+		if (device->leaving)
+			continue;
+		ret = device->ops->match(device->dev, name);
+		if (ret < 0)
+			return ERR_PTR(ret);
+		if (ret)
 			return device;
+	}
 	return NULL;
 }
 

@@ -15,6 +15,8 @@
  *                          until they end
  *   vfio_device.open_lock  calls of the bus driver's open and release
  *   vfio_pci_device.lock   (vfio_pci) ioctls, config space, open state
+ *   vfio_pci_vf_token_lock (vfio_pci) PFs' SR-IOV VF tokens; under
+ *                          vfio.lock in the bus driver's match
  *   vfio_pci_device.memory_lock  (vfio_pci, rwsem) BAR decode
  *   vfio_iommu.dma_lock    the DMA mappings of one IOMMU object, and
  *                          its domain's attach and detach against them.

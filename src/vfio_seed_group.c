@@ -76,7 +76,7 @@ static struct vfio_device *vfio_seed_find_device(struct vfio_group *group,
 		return ERR_PTR(ret);
 	list_for_each_entry(member, &group->iommu->group_list, iommu_next) {
 		device = vfio_group_match_device(member, name);
-		if (device)
+		if (device)	/* or an error */
 			return device;
 	}
 	return ERR_PTR(-ENODEV);

@@ -231,9 +231,135 @@ static void vfio_pci_find_msix(struct vfio_pci_device *vdev)
 	vdev->msix_size = pci_msix_vec_count(pdev) * PCI_MSIX_ENTRY_SIZE;
 }
 
-static bool vfio_pci_match(struct device *dev, const char *buf)
+/*
+ * SR-IOV VF tokens, the kernel's vfio-pci's rule: the user of a PF bound
+ * here can disturb its VFs and see what passes through them, so a VF's
+ * user must show that it trusts the PF's by naming the UUID the PF's user
+ * set (VFIO_DEVICE_FEATURE_PCI_VF_TOKEN, or the token given when opening
+ * the PF with none of its VFs open): "ADDR vf_token=UUID" in
+ * GET_DEVICE_FD.  While VFs are open, the PF opens only with that token.
+ * A PF's token starts as the null UUID, as upstream's.
+ */
+static DEFINE_MUTEX(vfio_pci_vf_token_lock);
+static LIST_HEAD(vfio_pci_pfs);		/* vfio_pci_vf_token_lock */
+
+/* @pdev's PF when @pdev is a VF and its PF is bound here, else NULL. */
+static struct vfio_pci_device *vfio_pci_find_pf(struct pci_dev *pdev)
 {
-	return !strcmp(dev_name(dev), buf);
+	struct pci_dev *physfn = pci_physfn(pdev);
+	struct vfio_pci_device *pf;
+
+	lockdep_assert_held(&vfio_pci_vf_token_lock);
+	if (!pdev->is_virtfn)
+		return NULL;
+	list_for_each_entry(pf, &vfio_pci_pfs, pf_next)
+		if (pf->pdev == physfn)
+			return pf;
+	return NULL;
+}
+
+/* VFIO_DEVICE_FEATURE_PCI_VF_TOKEN SET on the PF @vdev. */
+void vfio_pci_set_vf_token(struct vfio_pci_device *vdev, const uuid_t *uuid)
+{
+	mutex_lock(&vfio_pci_vf_token_lock);
+	uuid_copy(&vdev->vf_token, uuid);
+	mutex_unlock(&vfio_pci_vf_token_lock);
+}
+
+/*
+ * Whether the token the user named (@has_token: any; then @uuid) lets
+ * @vdev be opened: 0, -EACCES when one is needed and missing or wrong,
+ * -EINVAL when one is given for a device no token applies to.  A PF with
+ * none of its VFs open takes a given token as its new one.
+ */
+static int vfio_pci_check_vf_token(struct vfio_pci_device *vdev,
+				   bool has_token, const uuid_t *uuid)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	struct vfio_pci_device *pf;
+	const char *why = NULL;
+	int ret = 0;
+
+	mutex_lock(&vfio_pci_vf_token_lock);
+	pf = vfio_pci_find_pf(pdev);
+	if (pf || (vdev->sriov_pf && vdev->vf_users)) {
+		if (!pf)
+			pf = vdev;
+		if (!has_token)
+			why = "a VF token is needed to open the device";
+		else if (!uuid_equal(uuid, &pf->vf_token))
+			why = "wrong VF token";
+		ret = why ? -EACCES : 0;
+	} else if (vdev->sriov_pf) {
+		if (has_token)
+			uuid_copy(&vdev->vf_token, uuid);
+	} else if (has_token) {
+		why = "VF token given, but the device is no PF here nor a VF of one";
+		ret = -EINVAL;
+	}
+	mutex_unlock(&vfio_pci_vf_token_lock);
+	if (why)
+		pci_info_ratelimited(pdev, "GET_DEVICE_FD: %s\n", why);
+	return ret;
+}
+
+/* A VF's open counts as a user of its PF's token, its release no more. */
+static void vfio_pci_vf_token_user(struct vfio_pci_device *vdev, bool open)
+{
+	struct vfio_pci_device *pf;
+
+	if (!vdev->pdev->is_virtfn)
+		return;
+	mutex_lock(&vfio_pci_vf_token_lock);
+	pf = vfio_pci_find_pf(vdev->pdev);
+	if (open && pf) {
+		pf->vf_users++;
+		vdev->vf_counted = true;
+	} else if (!open && vdev->vf_counted) {
+		/* The PF's remove takes its VFs away first: pf is still there. */
+		if (!WARN_ON(!pf || !pf->vf_users))
+			pf->vf_users--;
+		vdev->vf_counted = false;
+	}
+	mutex_unlock(&vfio_pci_vf_token_lock);
+}
+
+#define VFIO_PCI_VF_TOKEN_ARG	"vf_token="
+
+/*
+ * GET_DEVICE_FD's name: the device's own, then optionally, after spaces,
+ * one "vf_token=UUID".  0 when it names another device; -EINVAL for
+ * anything else after the name, else what the token check says.
+ */
+static int vfio_pci_match(struct device *dev, const char *buf)
+{
+	struct vfio_pci_device *vdev = dev_get_drvdata(dev);
+	const char *name = dev_name(dev);
+	size_t len = strlen(name), arg = strlen(VFIO_PCI_VF_TOKEN_ARG);
+	bool has_token = false;
+	uuid_t uuid;
+	int ret;
+
+	if (strncmp(buf, name, len))
+		return 0;
+	buf += len;
+	if (*buf && *buf != ' ')
+		return 0;
+	while (*buf) {
+		if (*buf == ' ') {
+			buf++;
+			continue;
+		}
+		if (has_token || strncmp(buf, VFIO_PCI_VF_TOKEN_ARG, arg))
+			return -EINVAL;
+		buf += arg;
+		if (strlen(buf) < UUID_STRING_LEN || uuid_parse(buf, &uuid))
+			return -EINVAL;
+		buf += UUID_STRING_LEN;
+		has_token = true;
+	}
+	ret = vfio_pci_check_vf_token(vdev, has_token, &uuid);
+	return ret ? ret : 1;
 }
 
 static void vfio_pci_unmap_bars(struct vfio_pci_device *vdev)
@@ -339,6 +465,7 @@ static int vfio_pci_open(void *device_data)
 	vfio_pci_find_msix(vdev);
 	vfio_pci_config_init(vdev);
 	vdev->enabled = true;
+	vfio_pci_vf_token_user(vdev, true);
 	mutex_unlock(&vdev->lock);
 	return 0;
 
@@ -396,6 +523,7 @@ static void vfio_pci_release(void *device_data)
 	if (vdev->idle_d3)
 		pm_runtime_put(&pdev->dev);
 out:
+	vfio_pci_vf_token_user(vdev, false);
 	mutex_unlock(&vdev->lock);
 }
 
@@ -802,6 +930,8 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vdev->idle_d3 = !disable_idle_d3;
 	vdev->vga = !disable_vga &&
 		    (pdev->class >> 8) == PCI_CLASS_DISPLAY_VGA;
+	vdev->sriov_pf = pdev->is_physfn;
+	INIT_LIST_HEAD(&vdev->pf_next);
 	pci_set_drvdata(pdev, vdev);
 	vfio_pci_pm_init(vdev);
 
@@ -812,8 +942,14 @@ static int vfio_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		pci_set_drvdata(pdev, NULL);
 		mutex_destroy(&vdev->lock);
 		kfree(vdev);
+		return ret;
 	}
-	return ret;
+	if (vdev->sriov_pf) {
+		mutex_lock(&vfio_pci_vf_token_lock);
+		list_add(&vdev->pf_next, &vfio_pci_pfs);
+		mutex_unlock(&vfio_pci_vf_token_lock);
+	}
+	return 0;
 }
 
 /*
@@ -840,6 +976,10 @@ static void vfio_pci_remove(struct pci_dev *pdev)
 	vfio_pci_sriov_disable(vdev);
 	/* Returns only once no op can run any more, release included. */
 	vfio_unregister_device(&pdev->dev);
+	/* Its VFs are gone, released and uncounted: no token state left. */
+	mutex_lock(&vfio_pci_vf_token_lock);
+	list_del_init(&vdev->pf_next);
+	mutex_unlock(&vfio_pci_vf_token_lock);
 	vfio_pci_pm_exit(vdev);
 	pci_set_drvdata(pdev, NULL);
 	mutex_destroy(&vdev->lock);

@@ -383,6 +383,60 @@ static long vfio_pci_container_set_irqs(struct vfio_pci_device *vdev,
 VFIO_PCI_HR_LAYOUT(vfio_pci_hot_reset_info, vfio_pci_hot_reset,
 		   vfio_pci_dependent_device);
 
+#define VFIO_PCI_M_FEATURE_MINSZ offsetofend(struct vfio_device_feature, flags)
+#define VFIO_PCI_M_FEATURE_FLAGS (VFIO_DEVICE_FEATURE_MASK | \
+				  VFIO_DEVICE_FEATURE_GET | \
+				  VFIO_DEVICE_FEATURE_SET | \
+				  VFIO_DEVICE_FEATURE_PROBE)
+
+/* A SET of the VF token carries a UUID after the header; nothing else. */
+static u32 vfio_pci_container_feature_datasz(const void *arg)
+{
+	const struct vfio_device_feature *hdr = arg;
+
+	if ((hdr->flags & VFIO_DEVICE_FEATURE_MASK) !=
+	    VFIO_DEVICE_FEATURE_PCI_VF_TOKEN ||
+	    (hdr->flags & ~VFIO_PCI_M_FEATURE_FLAGS) ||
+	    (hdr->flags & (VFIO_DEVICE_FEATURE_PROBE |
+			   VFIO_DEVICE_FEATURE_GET)) ||
+	    !(hdr->flags & VFIO_DEVICE_FEATURE_SET) ||
+	    hdr->argsz < VFIO_PCI_M_FEATURE_MINSZ + sizeof(uuid_t))
+		return 0;
+	return sizeof(uuid_t);
+}
+
+/*
+ * VFIO_DEVICE_FEATURE: only PCI_VF_TOKEN, as upstream checks it: on an
+ * SR-IOV PF, PROBE and SET (GET would tell a previous user's token);
+ * -ENOTTY for any other feature or device.
+ */
+static long vfio_pci_container_feature(struct vfio_pci_device *vdev,
+				       struct vfio_device_feature *hdr,
+				       u32 *len)
+{
+	u32 flags = hdr->flags, got = *len;
+
+	*len = 0;
+	if (flags & ~VFIO_PCI_M_FEATURE_FLAGS)
+		return -EINVAL;
+	if (!(flags & VFIO_DEVICE_FEATURE_PROBE) &&
+	    (flags & VFIO_DEVICE_FEATURE_GET) &&
+	    (flags & VFIO_DEVICE_FEATURE_SET))
+		return -EINVAL;
+	if ((flags & VFIO_DEVICE_FEATURE_MASK) !=
+	    VFIO_DEVICE_FEATURE_PCI_VF_TOKEN || !vdev->sriov_pf)
+		return -ENOTTY;
+	if (flags & VFIO_DEVICE_FEATURE_GET)
+		return -EINVAL;
+	if (flags & VFIO_DEVICE_FEATURE_PROBE)
+		return 0;
+	if (!(flags & VFIO_DEVICE_FEATURE_SET) ||
+	    got < VFIO_PCI_M_FEATURE_MINSZ + sizeof(uuid_t))
+		return -EINVAL;
+	vfio_pci_set_vf_token(vdev, (const uuid_t *)hdr->data);
+	return 0;
+}
+
 long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 			   u32 *len)
 {
@@ -403,13 +457,16 @@ long vfio_pci_container_ioctl(void *device_data, unsigned int cmd, void *arg,
 		return vfio_pci_ioctl_hot_reset_info(vdev, arg, len);
 	case VFIO_DEVICE_PCI_HOT_RESET:
 		return vfio_pci_ioctl_hot_reset(vdev, arg, len);
+	case VFIO_DEVICE_FEATURE:
+		return vfio_pci_container_feature(vdev, arg, len);
 	}
 	return -ENOTTY;
 }
 
 /*
  * What each ioctl reads and writes of its argument.  Anything else
- * (DEVICE_FEATURE, IOEVENTFD, QUERY_GFX_PLANE, ...) is not offered and
+ * (IOEVENTFD, QUERY_GFX_PLANE, ...; DEVICE_FEATURE's features other than
+ * PCI_VF_TOKEN) is not offered and
  * gets -ENOTTY from the core.
  */
 const struct vfio_ioctl_desc vfio_pci_container_ioctls[] = {
@@ -428,5 +485,7 @@ const struct vfio_ioctl_desc vfio_pci_container_ioctls[] = {
 	  VFIO_PCI_HR_MINSZ + VFIO_IOCTL_DATA_MAX, NULL, true },
 	{ VFIO_DEVICE_PCI_HOT_RESET, VFIO_PCI_HR_MINSZ, 0,
 	  vfio_pci_hot_reset_datasz },
+	{ VFIO_DEVICE_FEATURE, VFIO_PCI_M_FEATURE_MINSZ, 0,
+	  vfio_pci_container_feature_datasz },
 	{ }
 };

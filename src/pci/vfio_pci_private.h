@@ -9,6 +9,10 @@
  *
  * Locking, outermost first (each field says what guards it):
  *   vfio_pci_device.lock         ioctls, config space, open-time state
+ *   vfio_pci_vf_token_lock       (one mutex, vfio_pci.c) the SR-IOV VF
+ *                                token state of every PF bound here;
+ *                                taken under vfio.lock (match), open_lock
+ *                                and lock (open, release), takes nothing
  *   vfio_pci_device.memory_lock  the device's memory and I/O decode
  *   vfio_pci_device.irqlock      INTx state, command register updates
  * The mmap fault handler runs under mmap_lock and takes memory_lock for
@@ -27,6 +31,7 @@
 #include <linux/poll.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -176,6 +181,19 @@ struct vfio_pci_device {
 	struct vfio_pci_unmask	*unmask;
 	struct eventfd_ctx	*err_trigger;	/* AER error_detected */
 	struct eventfd_ctx	*req_trigger;	/* release request */
+
+	/*
+	 * SR-IOV VF tokens (vfio_pci.c: vfio_pci_check_vf_token()).  A PF
+	 * (sriov_pf, set by probe) is on vfio_pci_pfs from probe to remove;
+	 * vf_token is the UUID its VFs' users must name, vf_users how many
+	 * of its VFs are open here.  vf_counted: this VF's open is counted
+	 * in its PF's vf_users.  All three: vfio_pci_vf_token_lock.
+	 */
+	bool			sriov_pf;
+	struct list_head	pf_next;
+	uuid_t			vf_token;
+	unsigned int		vf_users;
+	bool			vf_counted;
 };
 
 /* The eventfds that are not device interrupts. */
@@ -195,6 +213,7 @@ static inline bool vfio_pci_bar_is_io(struct pci_dev *pdev, int bar)
 }
 
 /* vfio_pci.c */
+void vfio_pci_set_vf_token(struct vfio_pci_device *vdev, const uuid_t *uuid);
 int vfio_pci_reset(struct vfio_pci_device *vdev);
 bool vfio_pci_decodes(struct vfio_pci_device *vdev, bool io);
 bool vfio_pci_bar_decoded(struct vfio_pci_device *vdev, int bar);

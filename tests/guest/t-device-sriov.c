@@ -6,7 +6,10 @@
  * A PF bound to vfio takes sriov_numvfs writes only with vfio_pci's
  * enable_sriov set: without it -ENOENT, the kernel's errno for a driver
  * that cannot configure VFs.  Its VFs are claimed for vfio-pci as they
- * appear, and cannot be removed while one is open.
+ * appear, and cannot be removed while one is open.  Such a VF opens only
+ * with its PF's VF token in GET_DEVICE_FD's name ("ADDR vf_token=UUID"):
+ * in this ABI, which has no VFIO_DEVICE_FEATURE, the token a PF is opened
+ * with while none of its VFs is open; the null UUID until then.
  *
  * A VF's vendor and device IDs read all ones in hardware and its memory
  * enable is hard-wired to 0: config space shows the IDs the kernel has
@@ -31,6 +34,9 @@
 #define PF	VT_NVME_PF
 #define VF0	VT_NVME_VF0
 #define VF1	"0000:02:00.2"
+
+#define TOK0	"00000000-0000-0000-0000-000000000000"
+#define TOK1	"5a6b0e0c-7e53-4d38-9d6d-1b3a8f0c2a11"
 
 static void need_pf(struct vt *t)
 {
@@ -67,6 +73,30 @@ static void wait_driver(struct vt *t, const char *dev, const char *want)
 	}
 	vt_fail(t, __FILE__, __LINE__, "%s: driver \"%s\", want \"%s\"", dev,
 		drv, want);
+}
+
+/* vt_open_dev() with name as GET_DEVICE_FD's string. */
+static int open_named(struct vt_dev *d, const char *dev, const char *name)
+{
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->group_fd = d->iommu_fd = d->device_fd = -1;
+	snprintf(d->name, sizeof(d->name), "%s", dev);
+	d->group = vt_group_id(dev);
+	if (d->group < 0)
+		return -1;
+	d->group_fd = vt_open_group(d->group, O_RDWR);
+	if (d->group_fd >= 0)
+		d->iommu_fd = vt_iommu_fd(d->group_fd);
+	if (d->iommu_fd >= 0)
+		d->device_fd = vt_device_fd(d->group_fd, name);
+	if (d->device_fd >= 0)
+		return 0;
+	err = errno;
+	vt_close_dev(d);
+	errno = err;
+	return -1;
 }
 
 /* The PF back as /init left it: no VFs, no driver, enable_sriov off. */
@@ -125,8 +155,8 @@ static void test_pf_numvfs(struct vt *t, void *arg)
 	VT_CHECKF(t, !strcmp(buf, "vfio-pci"), "VF driver_override \"%s\"",
 		  buf);
 
-	/* Open: its VFs stay. */
-	VT_OK(t, vt_open_dev(&d, VF0));
+	/* Open (with the PF's first token): its VFs stay. */
+	VT_OK(t, open_named(&d, VF0, VF0 " vf_token=" TOK0));
 	VT_ERRNO(t, vt_sriov_numvfs(PF, 0), EBUSY);
 	VT_CHECKF(t, !access("/sys/bus/pci/devices/" VF0, F_OK),
 		  "VF gone while open");
@@ -137,6 +167,52 @@ static void test_pf_numvfs(struct vt *t, void *arg)
 	if (pf_power(t, 2000, buf, sizeof(buf)))
 		VT_CHECKF(t, !strcmp(buf, "D3hot"), "PF without VFs in %s",
 			  buf);
+	pf_cleanup();
+}
+
+/*
+ * The PF sets the token when none of its VFs is open, else needs it.  A
+ * PF's reset (first open, release) takes its VFs away in QEMU's NVMe:
+ * the PF is open before they exist and until they are gone; its later
+ * opens are further fds, which do not reset it.
+ */
+static void test_vf_token(struct vt *t, void *arg)
+{
+	struct vt_dev pf, vf;
+	int fd;
+
+	(void)arg;
+	need_pf(t);
+	VT_OK(t, vt_bind(PF, "vfio"));
+	VT_OK(t, open_named(&pf, PF, PF " vf_token=" TOK1));
+	VT_OK(t, vt_vfio_enable_sriov(1));
+	VT_OK(t, vt_sriov_numvfs(PF, 2));
+	wait_driver(t, VF0, "vfio-pci");
+
+	VT_ERRNO(t, vt_open_dev(&vf, VF0), EACCES);
+	VT_ERRNO(t, open_named(&vf, VF0, VF0 " vf_token=" TOK0), EACCES);
+	VT_ERRNO(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1 "0"), EINVAL);
+	VT_OK(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1));
+
+	/* A VF is open: the PF needs the token. */
+	VT_ERRNO(t, vt_device_fd(pf.group_fd, PF), EACCES);
+	VT_ERRNO(t, vt_device_fd(pf.group_fd, PF " vf_token=" TOK0), EACCES);
+	fd = VT_OK(t, vt_device_fd(pf.group_fd, PF " vf_token=" TOK1));
+	close(fd);
+	vt_close_dev(&vf);
+
+	/* None open: the PF opens without one, and the token stays. */
+	fd = VT_OK(t, vt_device_fd(pf.group_fd, PF));
+	close(fd);
+	VT_ERRNO(t, vt_open_dev(&vf, VF0), EACCES);
+	VT_OK(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1));
+	vt_close_dev(&vf);
+
+	/* No PF or VF: a token is an error. */
+	VT_ERRNO(t, open_named(&vf, VT_EDU0, VT_EDU0 " vf_token=" TOK1),
+		 EINVAL);
+	VT_OK(t, vt_sriov_numvfs(PF, 0));
+	vt_close_dev(&pf);
 	pf_cleanup();
 }
 
@@ -223,6 +299,8 @@ int main(void)
 	struct vt t = { .prog = "t-device-sriov" };
 
 	VT_RUN_CLOSE(&t, test_pf_numvfs);
+	pf_cleanup();
+	VT_RUN_CLOSE(&t, test_vf_token);
 	pf_cleanup();
 	VT_RUN_CLOSE(&t, test_vf_config_bar);
 	vt_unbind(VF0);
