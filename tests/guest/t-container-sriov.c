@@ -154,14 +154,10 @@ static int group_in_container(struct vt *t, const char *dev, int *group_fd)
 static void wait_driver(struct vt *t, const char *dev, const char *want)
 {
 	char drv[64] = "";
-	int i;
 
-	for (i = 0; i < 40; i++) {
-		if (vt_device_driver(dev, drv, sizeof(drv)) >= 0 &&
-		    !strcmp(drv, want))
-			return;
-		usleep(50000);
-	}
+	if (vt_wait_driver(dev, want, 2000) == 0)
+		return;
+	vt_device_driver(dev, drv, sizeof(drv));
 	vt_fail(t, __FILE__, __LINE__, "%s: driver \"%s\", want \"%s\"", dev,
 		drv, want);
 }

@@ -63,40 +63,12 @@ static unsigned long sysfs_hex(struct vt *t, const char *dev,
 static void wait_driver(struct vt *t, const char *dev, const char *want)
 {
 	char drv[64] = "";
-	int i;
 
-	for (i = 0; i < 40; i++) {
-		if (vt_device_driver(dev, drv, sizeof(drv)) >= 0 &&
-		    !strcmp(drv, want))
-			return;
-		usleep(50000);
-	}
+	if (vt_wait_driver(dev, want, 2000) == 0)
+		return;
+	vt_device_driver(dev, drv, sizeof(drv));
 	vt_fail(t, __FILE__, __LINE__, "%s: driver \"%s\", want \"%s\"", dev,
 		drv, want);
-}
-
-/* vt_open_dev() with name as GET_DEVICE_FD's string. */
-static int open_named(struct vt_dev *d, const char *dev, const char *name)
-{
-	int err;
-
-	memset(d, 0, sizeof(*d));
-	d->group_fd = d->iommu_fd = d->device_fd = -1;
-	snprintf(d->name, sizeof(d->name), "%s", dev);
-	d->group = vt_group_id(dev);
-	if (d->group < 0)
-		return -1;
-	d->group_fd = vt_open_group(d->group, O_RDWR);
-	if (d->group_fd >= 0)
-		d->iommu_fd = vt_iommu_fd(d->group_fd);
-	if (d->iommu_fd >= 0)
-		d->device_fd = vt_device_fd(d->group_fd, name);
-	if (d->device_fd >= 0)
-		return 0;
-	err = errno;
-	vt_close_dev(d);
-	errno = err;
-	return -1;
 }
 
 /* The PF back as /init left it: no VFs, no driver, enable_sriov off. */
@@ -156,7 +128,7 @@ static void test_pf_numvfs(struct vt *t, void *arg)
 		  buf);
 
 	/* Open (with the PF's first token): its VFs stay. */
-	VT_OK(t, open_named(&d, VF0, VF0 " vf_token=" TOK0));
+	VT_OK(t, vt_open_dev_named(&d, VF0, VF0 " vf_token=" TOK0));
 	VT_ERRNO(t, vt_sriov_numvfs(PF, 0), EBUSY);
 	VT_CHECKF(t, !access("/sys/bus/pci/devices/" VF0, F_OK),
 		  "VF gone while open");
@@ -184,15 +156,15 @@ static void test_vf_token(struct vt *t, void *arg)
 	(void)arg;
 	need_pf(t);
 	VT_OK(t, vt_bind(PF, "vfio"));
-	VT_OK(t, open_named(&pf, PF, PF " vf_token=" TOK1));
+	VT_OK(t, vt_open_dev_named(&pf, PF, PF " vf_token=" TOK1));
 	VT_OK(t, vt_vfio_enable_sriov(1));
 	VT_OK(t, vt_sriov_numvfs(PF, 2));
 	wait_driver(t, VF0, "vfio-pci");
 
 	VT_ERRNO(t, vt_open_dev(&vf, VF0), EACCES);
-	VT_ERRNO(t, open_named(&vf, VF0, VF0 " vf_token=" TOK0), EACCES);
-	VT_ERRNO(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1 "0"), EINVAL);
-	VT_OK(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1));
+	VT_ERRNO(t, vt_open_dev_named(&vf, VF0, VF0 " vf_token=" TOK0), EACCES);
+	VT_ERRNO(t, vt_open_dev_named(&vf, VF0, VF0 " vf_token=" TOK1 "0"), EINVAL);
+	VT_OK(t, vt_open_dev_named(&vf, VF0, VF0 " vf_token=" TOK1));
 
 	/* A VF is open: the PF needs the token. */
 	VT_ERRNO(t, vt_device_fd(pf.group_fd, PF), EACCES);
@@ -205,11 +177,11 @@ static void test_vf_token(struct vt *t, void *arg)
 	fd = VT_OK(t, vt_device_fd(pf.group_fd, PF));
 	close(fd);
 	VT_ERRNO(t, vt_open_dev(&vf, VF0), EACCES);
-	VT_OK(t, open_named(&vf, VF0, VF0 " vf_token=" TOK1));
+	VT_OK(t, vt_open_dev_named(&vf, VF0, VF0 " vf_token=" TOK1));
 	vt_close_dev(&vf);
 
 	/* No PF or VF: a token is an error. */
-	VT_ERRNO(t, open_named(&vf, VT_EDU0, VT_EDU0 " vf_token=" TOK1),
+	VT_ERRNO(t, vt_open_dev_named(&vf, VT_EDU0, VT_EDU0 " vf_token=" TOK1),
 		 EINVAL);
 	VT_OK(t, vt_sriov_numvfs(PF, 0));
 	vt_close_dev(&pf);

@@ -67,6 +67,11 @@ int vt_device_fd(int group_fd, const char *dev)
 
 int vt_open_dev(struct vt_dev *d, const char *dev)
 {
+	return vt_open_dev_named(d, dev, dev);
+}
+
+int vt_open_dev_named(struct vt_dev *d, const char *dev, const char *name)
+{
 	int err;
 
 	memset(d, 0, sizeof(*d));
@@ -81,7 +86,7 @@ int vt_open_dev(struct vt_dev *d, const char *dev)
 	d->iommu_fd = vt_iommu_fd(d->group_fd);
 	if (d->iommu_fd < 0)
 		goto fail;
-	d->device_fd = vt_device_fd(d->group_fd, dev);
+	d->device_fd = vt_device_fd(d->group_fd, name);
 	if (d->device_fd < 0)
 		goto fail;
 	return 0;

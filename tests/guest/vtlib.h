@@ -47,6 +47,8 @@ struct vt_dev {
 	int device_fd;
 };
 int vt_open_dev(struct vt_dev *d, const char *dev);
+/* The same with @name as GET_DEVICE_FD's string ("ADDR vf_token=UUID"). */
+int vt_open_dev_named(struct vt_dev *d, const char *dev, const char *name);
 void vt_close_dev(struct vt_dev *d);
 
 /* VFIO_IOMMU_MAP_DMA of [vaddr, vaddr + size) at iova.  flags 0 means

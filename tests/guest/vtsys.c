@@ -316,6 +316,23 @@ int vt_bind(const char *dev, const char *driver)
 	return 0;
 }
 
+int vt_wait_driver(const char *dev, const char *driver, int timeout_ms)
+{
+	uint64_t end = vt_now_ms() + timeout_ms;
+	char cur[64];
+
+	for (;;) {
+		if (vt_device_driver(dev, cur, sizeof(cur)) == 0 &&
+		    !strcmp(cur, driver))
+			return 0;
+		if (vt_now_ms() >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(50000);
+	}
+}
+
 int vt_bind_vfio(const char *dev)
 {
 	return vt_bind(dev, "vfio");

@@ -66,6 +66,9 @@ int vt_find_device(unsigned int vendor, unsigned int device, const char *drv,
 /* The driver dev is bound to, into drv (len bytes); "" when none. */
 int vt_device_driver(const char *dev, char *drv, size_t len);
 
+/* Wait up to timeout_ms for dev to be bound to driver; -1/ETIMEDOUT. */
+int vt_wait_driver(const char *dev, const char *driver, int timeout_ms);
+
 /* Unbind dev from its driver (no-op when it has none). */
 int vt_unbind(const char *dev);
 
